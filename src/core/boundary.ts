@@ -1,0 +1,633 @@
+/**
+ * `ToolBoundary`: the fail-closed boundary around every tool call.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { MemoryStore } from "../stores/memory.ts";
+import { BoundaryError, ERROR_MESSAGES, type ErrorCode } from "./errors.ts";
+import { isSafeRunId, isSafeToolCallId } from "./ids.ts";
+import { checkJson, isPlainObject, type JsonObject } from "./json.ts";
+import { rowsToFacts, validateProjection } from "./progress.ts";
+import type { CompleteOutcome, Store, StoredRecord } from "./store.ts";
+import type { AnyToolDefinition } from "./tool.ts";
+import {
+  type BoundaryResult,
+  type CanonicalRecord,
+  DEFAULT_LIMITS,
+  type ErrorResult,
+  type InputIssue,
+  type Limits,
+  type ObservedFact,
+  type RunBudget,
+  type RunContext,
+  type RunEnd,
+  type ToolCallEnvelope,
+} from "./types.ts";
+import { utf8ByteLength } from "./utf8.ts";
+
+/** What `authorize` is asked about. */
+export interface AuthorizeRequest {
+  /** The framework's tool call ID. */
+  toolCallId: string;
+  /** The tool. */
+  tool: AnyToolDefinition;
+  /** The input, after schema validation. */
+  input: JsonObject;
+}
+
+/**
+ * Events for the harness's logs and traces. They may carry internal detail (`error`), so they
+ * go to the `observe` hook and nowhere else.
+ */
+export type BoundaryEvent =
+  | {
+    /** A call was refused before its executor ran: no record was created. */
+    type: "call.refused";
+    runId: string;
+    toolCallId: string | null;
+    toolName: string | null;
+    code: ErrorCode;
+    /** Internal detail (schema issues, a thrown error); never shown to an agent. */
+    error?: unknown;
+  }
+  | {
+    /** A call that began has ended (its record is READY or ERROR, or could not be written). */
+    type: "call.finished";
+    runId: string;
+    toolCallId: string;
+    toolName: string;
+    status: "READY" | "ERROR";
+    code: ErrorCode | null;
+    durationMs: number;
+    /** Internal detail of a failure; never shown to an agent. */
+    error?: unknown;
+  }
+  | {
+    /** A run was started. */
+    type: "run.started";
+    runId: string;
+    deadline: number;
+  }
+  | {
+    /** A run was ended and its facts projected. */
+    type: "run.ended";
+    runId: string;
+    facts: number;
+    omitted: number;
+  };
+
+/** Options of {@linkcode ToolBoundary}. */
+export interface ToolBoundaryOptions {
+  /** The canonical store. @default new MemoryStore() */
+  store?: Store;
+  /** The tools agents may call. Names must be unique. */
+  tools: readonly AnyToolDefinition[];
+  /** Byte and count limits; missing ones take {@linkcode DEFAULT_LIMITS}. */
+  limits?: Partial<Limits>;
+  /** TTL of each record, set once at creation. @default 86400000 (24 hours) */
+  recordTtlMs?: number;
+  /** Run length when `startRun` gets neither `deadline` nor `ttlMs`. @default 900000 (15 min) */
+  runTtlMs?: number;
+  /** Budget when `startRun` gets none. @default { calls: 100 } */
+  defaultBudget?: RunBudget;
+  /** Decides whether a call is allowed; anything but `true` (or a throw) refuses it. */
+  authorize?: (run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>;
+  /** Receives events with internal detail, for harness logs and traces. Errors it throws are ignored. */
+  observe?: (event: BoundaryEvent) => void;
+  /** Epoch ms clock. @default Date.now */
+  clock?: () => number;
+}
+
+/** Options of {@linkcode ToolBoundary.startRun}. */
+export interface StartRunOptions {
+  /** A run ID to use; generated (a UUID) when omitted. */
+  runId?: string;
+  /** Epoch ms or a Date; wins over `ttlMs`. */
+  deadline?: number | Date;
+  /** Run length from now, in ms. */
+  ttlMs?: number;
+  /** Call budgets. */
+  budget?: RunBudget;
+}
+
+const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+const MAX_TIMER_MS = 2_147_483_647;
+const CONTENT_DEPTH = 256;
+const MAX_SCHEMA_ISSUES = 10;
+/** Allowance for a record's metadata (IDs, status, timestamps) in the record byte limit. */
+const RECORD_OVERHEAD_BYTES = 512;
+const TIMED_OUT: unique symbol = Symbol("timed out");
+
+/**
+ * The boundary. Preflight, one atomic begin, the tool, byte limits, the projector, one atomic
+ * complete; the agent only ever gets a bounded result or a safe error code.
+ *
+ * @example
+ * ```ts
+ * import { defineTool, ToolBoundary } from "@tool-boundary/core";
+ *
+ * const lookup = defineTool({
+ *   name: "lookup",
+ *   readOnly: true,
+ *   execute: (input) => ({ found: input.key === "a", secret: "raw stays harness-only" }),
+ *   project: (raw) => ({
+ *     evidence: raw.found ? "EVIDENCE_FOUND" : "NO_EVIDENCE",
+ *     scope: "the lookup table",
+ *     content: { found: raw.found },
+ *   }),
+ * });
+ * const boundary = new ToolBoundary({ tools: [lookup] });
+ * const run = await boundary.startRun({ ttlMs: 60_000, budget: { calls: 5 } });
+ * const result = await boundary.invoke(run, {
+ *   toolCallId: "call_1", runId: run.runId, toolName: "lookup", input: '{"key":"a"}',
+ * });
+ * console.log(result.status); // "READY"
+ * const facts = await boundary.endRun(run);
+ * console.log(facts.length); // 1
+ * ```
+ */
+export class ToolBoundary {
+  /** The store, for harness code that needs it directly. */
+  readonly store: Store;
+  /** The limits in force. */
+  readonly limits: Readonly<Limits>;
+  readonly #tools: ReadonlyMap<string, AnyToolDefinition>;
+  readonly #recordTtlMs: number;
+  readonly #runTtlMs: number;
+  readonly #defaultBudget: RunBudget;
+  readonly #authorize: ToolBoundaryOptions["authorize"];
+  readonly #observe: ToolBoundaryOptions["observe"];
+  readonly #clock: () => number;
+  readonly #ended = new WeakSet<RunContext>();
+
+  /**
+   * @param options Store, tools, limits, TTLs, authorization, observer and clock.
+   * @throws {TypeError} When `tools` is missing, has duplicates, or `store` is not a store.
+   * @throws {RangeError} When a limit or TTL is not a positive integer.
+   */
+  constructor(options: ToolBoundaryOptions) {
+    if (!options || !Array.isArray(options.tools)) {
+      throw new TypeError("Cannot create ToolBoundary: options.tools must be an array");
+    }
+    const tools = new Map<string, AnyToolDefinition>();
+    for (const tool of options.tools) {
+      if (tools.has(tool.name)) {
+        throw new TypeError(`Cannot create ToolBoundary: duplicate tool name "${tool.name}"`);
+      }
+      tools.set(tool.name, tool);
+    }
+    this.#tools = tools;
+    const store = options.store ?? new MemoryStore();
+    for (
+      const method of ["startRun", "getRun", "begin", "complete", "get", "endRun", "readFacts"]
+    ) {
+      if (typeof (store as unknown as Record<string, unknown>)[method] !== "function") {
+        throw new TypeError(`Cannot create ToolBoundary: store lacks ${method}()`);
+      }
+    }
+    this.store = store;
+    const limits = { ...DEFAULT_LIMITS, ...options.limits };
+    for (const [name, value] of Object.entries(limits)) positive(`limits.${name}`, value);
+    this.limits = Object.freeze(limits);
+    this.#recordTtlMs = positive("recordTtlMs", options.recordTtlMs ?? 86_400_000);
+    this.#runTtlMs = positive("runTtlMs", options.runTtlMs ?? 900_000);
+    this.#defaultBudget = options.defaultBudget ?? { calls: 100 };
+    this.#authorize = options.authorize;
+    this.#observe = options.observe;
+    this.#clock = options.clock ?? Date.now;
+  }
+
+  /** The tools, by name. */
+  get tools(): ReadonlyMap<string, AnyToolDefinition> {
+    return this.#tools;
+  }
+
+  /**
+   * Starts a run: validates the run ID (or generates one), fixes the deadline and budgets, and
+   * creates the run's state in the store.
+   *
+   * @param options Run ID, deadline or TTL, budget.
+   * @returns The immutable run context to pass to every call.
+   * @throws {BoundaryError} INVALID_RUN_ID, RUN_ALREADY_EXISTS, DEADLINE_EXCEEDED (a deadline
+   *   not in the future) or STORE_UNAVAILABLE.
+   * @throws {RangeError} When a budget is not a positive integer.
+   */
+  async startRun(options: StartRunOptions = {}): Promise<RunContext> {
+    const runId = options.runId ?? crypto.randomUUID();
+    if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
+    const now = this.#clock();
+    const deadline = options.deadline !== undefined
+      ? Number(options.deadline)
+      : now + positive("ttlMs", options.ttlMs ?? this.#runTtlMs);
+    if (!Number.isFinite(deadline) || deadline <= now) throw new BoundaryError("DEADLINE_EXCEEDED");
+    const budget = options.budget ?? this.#defaultBudget;
+    const perTool: Record<string, number> = {};
+    for (const tool of this.#tools.values()) {
+      if (tool.budget !== undefined) perTool[tool.name] = tool.budget;
+    }
+    for (const [name, limit] of Object.entries(budget.perTool ?? {})) {
+      perTool[name] = positive(`budget.perTool.${name}`, limit, 0);
+    }
+    const calls = positive("budget.calls", budget.calls);
+    const outcome = await this.#storeCall(() =>
+      this.store.startRun({
+        runId,
+        deadline,
+        budget: { calls, perTool },
+        ttlMs: Math.ceil(deadline - now) + this.#recordTtlMs,
+        attemptId: crypto.randomUUID(),
+        now,
+      })
+    );
+    if (!outcome.ok) throw new BoundaryError(outcome.code);
+    const run = toRunContext(outcome.run);
+    this.#emit({ type: "run.started", runId, deadline: run.deadline });
+    return run;
+  }
+
+  /**
+   * Loads the context of an existing run, for example in another instance or an HTTP handler.
+   *
+   * @param runId The run ID.
+   * @returns The context, or `null` when the run is unknown, expired or the ID is unsafe.
+   * @throws {BoundaryError} STORE_UNAVAILABLE.
+   */
+  async getRun(runId: string): Promise<RunContext | null> {
+    if (!isSafeRunId(runId)) return null;
+    const state = await this.#storeCall(() => this.store.getRun(runId));
+    return state === null ? null : toRunContext(state);
+  }
+
+  /**
+   * Runs one tool call through the boundary. Never throws for anything the agent or a tool did.
+   *
+   * @param run The explicit run context from `startRun`.
+   * @param envelope The call as the agent framework produced it.
+   * @returns The bounded READY result, or an ERROR with a safe code. Never raw data.
+   * @throws {TypeError} When `run` is not a run context (a programming error).
+   */
+  async invoke(run: RunContext, envelope: ToolCallEnvelope): Promise<BoundaryResult> {
+    if (!run || typeof run !== "object" || !isSafeRunId(run.runId)) {
+      throw new TypeError("Cannot invoke: run must be the RunContext returned by startRun()");
+    }
+    const startedAt = this.#clock();
+    const call = (envelope ?? {}) as Partial<ToolCallEnvelope>;
+    const toolCallId = call.toolCallId;
+    if (!isSafeToolCallId(toolCallId)) {
+      return this.#refuse(run, null, null, "INVALID_TOOL_CALL_ID");
+    }
+    if (call.runId !== run.runId) return this.#refuse(run, toolCallId, null, "RUN_MISMATCH");
+    const tool = typeof call.toolName === "string" ? this.#tools.get(call.toolName) : undefined;
+    if (tool === undefined) return this.#refuse(run, toolCallId, null, "UNKNOWN_TOOL");
+
+    const parsed = this.#parseInput(tool, call.input);
+    if ("code" in parsed) {
+      return this.#refuse(run, toolCallId, tool.name, parsed.code, undefined, parsed.issues);
+    }
+    const { input, requestJson } = parsed;
+
+    if (this.#authorize !== undefined) {
+      let allowed: unknown = false;
+      let error: unknown;
+      try {
+        allowed = await this.#authorize(run, { toolCallId, tool, input });
+      } catch (thrown) {
+        error = thrown;
+      }
+      if (allowed !== true) return this.#refuse(run, toolCallId, tool.name, "UNAUTHORIZED", error);
+    }
+    if (tool.readOnly !== true) return this.#refuse(run, toolCallId, tool.name, "NOT_READ_ONLY");
+    if (this.#ended.has(run)) return this.#refuse(run, toolCallId, tool.name, "RUN_INACTIVE");
+    const now = this.#clock();
+    if (now >= run.deadline) {
+      return this.#refuse(run, toolCallId, tool.name, "DEADLINE_EXCEEDED");
+    }
+
+    const attemptId = crypto.randomUUID();
+    let begun;
+    try {
+      begun = await this.store.begin({
+        runId: run.runId,
+        toolCallId,
+        toolName: tool.name,
+        requestJson,
+        attemptId,
+        ttlMs: this.#recordTtlMs,
+        now,
+      });
+    } catch (error) {
+      return this.#refuse(run, toolCallId, tool.name, "STORE_UNAVAILABLE", error);
+    }
+    if (!begun.ok) return this.#refuse(run, toolCallId, tool.name, begun.code);
+
+    const { outcome, error, projectionJson } = await this.#runTool(
+      run,
+      tool,
+      toolCallId,
+      input,
+      utf8ByteLength(requestJson) + RECORD_OVERHEAD_BYTES + run.runId.length + toolCallId.length,
+    );
+    let code: ErrorCode | null = outcome.status === "ERROR" ? outcome.errorCode : null;
+    let failure = error;
+    try {
+      const completed = await this.store.complete({
+        runId: run.runId,
+        toolCallId,
+        attemptId,
+        outcome,
+        now: this.#clock(),
+      });
+      if (!completed.ok) code = completed.code;
+    } catch (thrown) {
+      code = "STORE_UNAVAILABLE";
+      failure = thrown;
+    }
+    this.#emit({
+      type: "call.finished",
+      runId: run.runId,
+      toolCallId,
+      toolName: tool.name,
+      status: code === null ? "READY" : "ERROR",
+      code,
+      durationMs: this.#clock() - startedAt,
+      ...(failure === undefined ? {} : { error: failure }),
+    });
+    if (code !== null || projectionJson === null) {
+      return errorResult(toolCallId, code ?? "ILLEGAL_TRANSITION");
+    }
+    // Parse what was stored, so the agent sees exactly the recorded result and nothing the
+    // projector might change afterwards.
+    return { status: "READY", toolCallId, ...JSON.parse(projectionJson) };
+  }
+
+  /**
+   * Reads a canonical record (harness-only: it includes the raw response). Never touches its TTL.
+   *
+   * @param runId The run ID.
+   * @param toolCallId The tool call ID.
+   * @returns The record, or `null` when absent, expired, or an ID is unsafe.
+   * @throws {BoundaryError} STORE_UNAVAILABLE.
+   */
+  async inspect(runId: string, toolCallId: string): Promise<CanonicalRecord | null> {
+    if (!isSafeRunId(runId) || !isSafeToolCallId(toolCallId)) return null;
+    const stored = await this.#storeCall(() => this.store.get(runId, toolCallId));
+    return stored === null ? null : toCanonicalRecord(stored);
+  }
+
+  /**
+   * Ends a run and returns its observed facts: only READY records owned by the run, in
+   * execution order, within `limits.factCount` and `limits.factBytes`. Ending twice is allowed
+   * and returns the same facts while the records live.
+   *
+   * @param run The run context, or its ID.
+   * @returns The facts.
+   * @throws {BoundaryError} RUN_NOT_FOUND, INVALID_RUN_ID or STORE_UNAVAILABLE.
+   */
+  async endRun(run: RunContext | string): Promise<ObservedFact[]> {
+    return (await this.endRunReport(run)).facts;
+  }
+
+  /**
+   * Like {@linkcode ToolBoundary.endRun}, and also says how many READY records the caps left out.
+   *
+   * @param run The run context, or its ID.
+   * @returns The facts and the number omitted.
+   * @throws {BoundaryError} RUN_NOT_FOUND, INVALID_RUN_ID or STORE_UNAVAILABLE.
+   */
+  async endRunReport(run: RunContext | string): Promise<RunEnd> {
+    const runId = typeof run === "string" ? run : run?.runId;
+    if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
+    const ended = await this.#storeCall(() => this.store.endRun({ runId, now: this.#clock() }));
+    if (!ended.ok) throw new BoundaryError(ended.code);
+    if (typeof run !== "string") this.#ended.add(run);
+    const { factCount, factBytes } = this.limits;
+    const read = await this.#storeCall(() =>
+      this.store.readFacts({
+        runId,
+        identities: ended.toolCallIds.map((toolCallId) => ({ runId, toolCallId })),
+        maxFacts: factCount,
+        maxBytes: factBytes,
+      })
+    );
+    const { facts, omitted } = rowsToFacts(runId, read.rows, {
+      maxFacts: factCount,
+      maxBytes: factBytes,
+    });
+    const report = { facts, omitted: omitted + read.omitted };
+    this.#emit({ type: "run.ended", runId, facts: facts.length, omitted: report.omitted });
+    return report;
+  }
+
+  #parseInput(
+    tool: AnyToolDefinition,
+    raw: unknown,
+  ): { input: JsonObject; requestJson: string } | { code: ErrorCode; issues?: InputIssue[] } {
+    const { requestBytes, inputDepth } = this.limits;
+    let value = raw;
+    if (typeof raw === "string") {
+      // Stored JSON is never much larger than its text, so far larger text is refused unparsed.
+      if (raw.length > requestBytes * 4) return { code: "REQUEST_TOO_LARGE" };
+      try {
+        value = JSON.parse(raw);
+      } catch {
+        return { code: "INVALID_INPUT" };
+      }
+    }
+    if (!isPlainObject(value) || checkJson(value, inputDepth) !== null) {
+      return { code: "INVALID_INPUT" };
+    }
+    if (tool.input !== undefined) {
+      const checked = v.safeParse(tool.input, value);
+      if (!checked.success) return { code: "INVALID_INPUT", issues: toInputIssues(checked.issues) };
+      value = checked.output;
+      if (!isPlainObject(value) || checkJson(value, inputDepth) !== null) {
+        return { code: "INVALID_INPUT" };
+      }
+    }
+    const requestJson = JSON.stringify(value);
+    if (utf8ByteLength(requestJson) > requestBytes) return { code: "REQUEST_TOO_LARGE" };
+    return { input: value as JsonObject, requestJson };
+  }
+
+  /** Executes and projects under one timer; returns what complete should write. */
+  async #runTool(
+    run: RunContext,
+    tool: AnyToolDefinition,
+    toolCallId: string,
+    input: JsonObject,
+    recordBaseBytes: number,
+  ): Promise<{ outcome: CompleteOutcome; error?: unknown; projectionJson: string | null }> {
+    const fail = (errorCode: ErrorCode, rawJson: string | null, error?: unknown) => ({
+      outcome: { status: "ERROR" as const, errorCode, rawJson },
+      projectionJson: null,
+      ...(error === undefined ? {} : { error }),
+    });
+    const controller = new AbortController();
+    const budgetMs = Math.min(
+      tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
+      run.deadline - this.#clock(),
+      MAX_TIMER_MS,
+    );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort(new DOMException("The tool call timed out", "TimeoutError"));
+        resolve(TIMED_OUT);
+      }, Math.max(0, budgetMs));
+    });
+    try {
+      let raw: unknown;
+      try {
+        const running = Promise.resolve().then(() =>
+          tool.execute(input, { signal: controller.signal, run, toolCallId })
+        );
+        running.catch(() => {}); // a late rejection after a timeout is not unhandled
+        raw = await Promise.race([running, timeout]);
+      } catch (error) {
+        return fail(controller.signal.aborted ? "TOOL_TIMEOUT" : "EXECUTION_FAILED", null, error);
+      }
+      if (raw === TIMED_OUT) return fail("TOOL_TIMEOUT", null);
+
+      if (raw === undefined || checkJson(raw, Number.POSITIVE_INFINITY) !== null) {
+        return fail("SERIALIZATION_FAILED", null);
+      }
+      const rawJson = JSON.stringify(raw);
+      const rawBytes = utf8ByteLength(rawJson);
+      if (rawBytes > this.limits.rawBytes || recordBaseBytes + rawBytes > this.limits.recordBytes) {
+        return fail("RESULT_TOO_LARGE", null);
+      }
+
+      let projected: unknown;
+      try {
+        const projecting = Promise.resolve().then(() =>
+          tool.project(raw, { run, toolCallId, input })
+        );
+        projecting.catch(() => {});
+        projected = await Promise.race([projecting, timeout]);
+      } catch (error) {
+        return fail("PROJECTION_FAILED", rawJson, error);
+      }
+      if (projected === TIMED_OUT) return fail("TOOL_TIMEOUT", rawJson);
+      const projection = validateProjection(projected, CONTENT_DEPTH);
+      if (projection === null) return fail("INVALID_PROJECTION", rawJson);
+      const projectionJson = JSON.stringify({
+        evidence: projection.evidence,
+        scope: projection.scope,
+        content: projection.content,
+      });
+      const agentBytes = utf8ByteLength(projectionJson);
+      if (
+        agentBytes > this.limits.agentResultBytes ||
+        recordBaseBytes + rawBytes + agentBytes > this.limits.recordBytes
+      ) {
+        return fail("RESULT_TOO_LARGE", rawJson);
+      }
+      return {
+        outcome: {
+          status: "READY",
+          evidence: projection.evidence,
+          rawJson,
+          agentResultJson: projectionJson,
+        },
+        projectionJson,
+      };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #refuse(
+    run: RunContext,
+    toolCallId: string | null,
+    toolName: string | null,
+    code: ErrorCode,
+    detail?: unknown,
+    issues?: InputIssue[],
+  ): ErrorResult {
+    this.#emit({
+      type: "call.refused",
+      runId: run.runId,
+      toolCallId,
+      toolName,
+      code,
+      ...(detail === undefined ? {} : { error: detail }),
+    });
+    const result = errorResult(toolCallId, code);
+    // Schema issues name fields and expected types only, never values: safe for the agent.
+    return issues === undefined ? result : { ...result, issues };
+  }
+
+  async #storeCall<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      if (error instanceof BoundaryError) throw error;
+      throw new BoundaryError("STORE_UNAVAILABLE", { cause: error });
+    }
+  }
+
+  #emit(event: BoundaryEvent): void {
+    if (this.#observe === undefined) return;
+    try {
+      this.#observe(event);
+    } catch {
+      // An observer must never change an outcome.
+    }
+  }
+}
+
+function errorResult(toolCallId: string | null, code: ErrorCode): ErrorResult {
+  return { status: "ERROR", toolCallId, code, message: ERROR_MESSAGES[code] };
+}
+
+function positive(name: string, value: unknown, min = 1): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(`Invalid ${name}: expected an integer of at least ${min}`);
+  }
+  return value;
+}
+
+function toInputIssues(issues: readonly v.BaseIssue<unknown>[]): InputIssue[] {
+  return issues.slice(0, MAX_SCHEMA_ISSUES).map((issue) => ({
+    path: (issue.path ?? [])
+      .map((item) => String((item as { key?: unknown }).key))
+      .filter((key) => /^[A-Za-z0-9_$-]{1,64}$/.test(key))
+      .join("."),
+    expected: issue.expected,
+  }));
+}
+
+function toRunContext(state: {
+  runId: string;
+  deadline: number;
+  startedAt: number;
+  budget: { calls: number; perTool: Record<string, number> };
+}): RunContext {
+  return Object.freeze({
+    runId: state.runId,
+    deadline: state.deadline,
+    startedAt: state.startedAt,
+    budget: Object.freeze({
+      calls: state.budget.calls,
+      perTool: Object.freeze({ ...state.budget.perTool }),
+    }),
+  });
+}
+
+function toCanonicalRecord(stored: StoredRecord): CanonicalRecord {
+  return {
+    runId: stored.runId,
+    toolCallId: stored.toolCallId,
+    toolName: stored.toolName,
+    status: stored.status,
+    evidence: stored.evidence,
+    request: JSON.parse(stored.requestJson),
+    ...(stored.rawJson === null ? {} : { raw: JSON.parse(stored.rawJson) }),
+    agentResult: stored.agentResultJson === null ? null : JSON.parse(stored.agentResultJson),
+    errorCode: stored.errorCode,
+    createdAt: stored.createdAt,
+    updatedAt: stored.updatedAt,
+    expiresAt: stored.expiresAt,
+  };
+}

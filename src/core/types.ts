@@ -1,0 +1,184 @@
+/**
+ * The data shapes shared by the boundary, the stores and the HTTP app.
+ *
+ * @module
+ */
+import type { ErrorCode } from "./errors.ts";
+import type { JsonObject, JsonValue } from "./json.ts";
+
+/** Lifecycle status of a canonical record. Only PROJECTING -> READY | ERROR is allowed. */
+export type RecordStatus = "PROJECTING" | "READY" | "ERROR";
+
+/** What a projector may declare about its result. */
+export type ProjectedEvidence = "EVIDENCE_FOUND" | "NO_EVIDENCE";
+
+/** Evidence status of a record: a READY record's projected evidence, or ERROR. */
+export type EvidenceStatus = ProjectedEvidence | "ERROR";
+
+/** Call budgets of a run: total calls, and optionally calls per tool name. */
+export interface RunBudget {
+  /** How many tool calls the run may begin in all. */
+  calls: number;
+  /** How many calls each named tool may begin in this run. */
+  perTool?: Record<string, number>;
+}
+
+/**
+ * The explicit context of one run, passed to every call. Returned by `startRun`; immutable.
+ */
+export interface RunContext {
+  /** The run ID, validated against the run ID allow-list. */
+  readonly runId: string;
+  /** Epoch milliseconds after which no call may begin. */
+  readonly deadline: number;
+  /** Epoch milliseconds when the run was started. */
+  readonly startedAt: number;
+  /** The budgets in force: `perTool` includes each tool's own default budget. */
+  readonly budget: Readonly<{ calls: number; perTool: Readonly<Record<string, number>> }>;
+}
+
+/**
+ * One tool call as the agent framework produced it.
+ *
+ * Fields are typed `unknown` where they come from the agent: the boundary checks them.
+ */
+export interface ToolCallEnvelope {
+  /** The framework's exact tool call ID; kept byte for byte. */
+  toolCallId: unknown;
+  /** The run this call claims to belong to; must equal the RunContext's run ID. */
+  runId: unknown;
+  /** The tool's name. */
+  toolName: unknown;
+  /** A JSON object, or JSON text of one (as OpenAI-style APIs deliver arguments). */
+  input: unknown;
+}
+
+/** What a projector returns: the bounded result the agent sees. */
+export interface Projection {
+  /** EVIDENCE_FOUND, or NO_EVIDENCE for a scoped negative observation. */
+  evidence: ProjectedEvidence;
+  /** What was searched, where and when: the scope a negative observation is limited to. */
+  scope: string;
+  /** The bounded content for the agent. */
+  content: JsonValue;
+}
+
+/** A successful call as the agent sees it. */
+export interface ReadyResult extends Projection {
+  /** READY: the record holds the raw response and this projection. */
+  status: "READY";
+  /** The framework's tool call ID, exactly as submitted. */
+  toolCallId: string;
+}
+
+/** A schema issue an agent may see: where and what was expected, never the value. */
+export interface InputIssue {
+  /** Dotted path of the failing field, `""` for the whole input. */
+  path: string;
+  /** What was expected, from the schema. */
+  expected: string | null;
+}
+
+/** A failed or refused call as the agent sees it: a code and a fixed message, nothing else. */
+export interface ErrorResult {
+  /** ERROR. */
+  status: "ERROR";
+  /** The tool call ID when it was valid; `null` when the ID itself was refused. */
+  toolCallId: string | null;
+  /** The stable error code. */
+  code: ErrorCode;
+  /** The fixed message of the code; carries no data from the call. */
+  message: string;
+  /** For INVALID_INPUT from a schema: failing field paths and expected types (no values). */
+  issues?: InputIssue[];
+}
+
+/** What `invoke` returns to the agent: a bounded result or a safe error. Never raw data. */
+export type BoundaryResult = ReadyResult | ErrorResult;
+
+/**
+ * The one canonical record of a tool call (harness-only: it holds the raw response).
+ */
+export interface CanonicalRecord {
+  /** The run that owns the record. */
+  runId: string;
+  /** The framework's exact tool call ID. */
+  toolCallId: string;
+  /** The tool that was called. */
+  toolName: string;
+  /** Lifecycle status. */
+  status: RecordStatus;
+  /** `null` while PROJECTING, the projected evidence when READY, `ERROR` when ERROR. */
+  evidence: EvidenceStatus | null;
+  /** The complete request, exactly as the tool received it. */
+  request: JsonObject;
+  /** The complete raw response; absent while PROJECTING or when it was invalid or too large. */
+  raw?: JsonValue;
+  /** The bounded agent result; present only when READY. */
+  agentResult: Projection | null;
+  /** The error code when ERROR, else `null`. */
+  errorCode: ErrorCode | null;
+  /** Epoch ms when the record was created (PROJECTING). */
+  createdAt: number;
+  /** Epoch ms of the last transition. */
+  updatedAt: number;
+  /** Epoch ms when the record expires; set once at creation. */
+  expiresAt: number;
+}
+
+/** A bounded observed fact produced at the end of a run from one READY record. */
+export interface ObservedFact {
+  /** The tool call that produced it. */
+  toolCallId: string;
+  /** The tool that produced it. */
+  toolName: string;
+  /** EVIDENCE for EVIDENCE_FOUND; NEGATIVE_OBSERVATION for NO_EVIDENCE, limited to `scope`. */
+  kind: "EVIDENCE" | "NEGATIVE_OBSERVATION";
+  /** The record's evidence status. */
+  evidence: ProjectedEvidence;
+  /** The scope of the observation. */
+  scope: string;
+  /** The bounded content the agent saw. */
+  content: JsonValue;
+  /** Epoch ms when the record became READY. */
+  observedAt: number;
+}
+
+/** A run and its facts as `endRun` reports them. */
+export interface RunEnd {
+  /** Facts in execution order, within the count and byte caps. */
+  facts: ObservedFact[];
+  /** READY records of the run left out because of the caps. */
+  omitted: number;
+}
+
+/**
+ * Byte and count limits, all in UTF-8 bytes of the exact JSON stored.
+ */
+export interface Limits {
+  /** The tool input JSON. @default 65536 */
+  requestBytes: number;
+  /** The raw tool response JSON. @default 1048576 */
+  rawBytes: number;
+  /** A whole record: request, raw, agent result and metadata. @default 1572864 */
+  recordBytes: number;
+  /** The agent result JSON (`{evidence, scope, content}`). @default 16384 */
+  agentResultBytes: number;
+  /** How many facts `endRun` returns at most. @default 100 */
+  factCount: number;
+  /** Total agent-result bytes of the facts `endRun` returns. @default 262144 */
+  factBytes: number;
+  /** The deepest nesting accepted in tool input. @default 64 */
+  inputDepth: number;
+}
+
+/** The defaults of {@linkcode Limits}: they fit Upstash's 10 MB request limit with room. */
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  requestBytes: 64 * 1024,
+  rawBytes: 1024 * 1024,
+  recordBytes: 1536 * 1024,
+  agentResultBytes: 16 * 1024,
+  factCount: 100,
+  factBytes: 256 * 1024,
+  inputDepth: 64,
+});

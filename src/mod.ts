@@ -1,0 +1,78 @@
+/**
+ * tool-boundary: a fail-closed boundary around every tool call an AI agent makes, with one
+ * canonical record per call.
+ *
+ * Preflight runs before anything else (exact framework tool call ID, same run, JSON-object
+ * input, authorized, read-only, run active and before its deadline, not a duplicate, budgets
+ * left); then one atomic begin creates a PROJECTING record; the tool runs, byte limits are
+ * checked, the projector makes the bounded agent result; one atomic complete makes the record
+ * READY or ERROR. The agent only ever sees the bounded result or a safe error code.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { defineTool, ToolBoundary } from "@tool-boundary/core";
+ *
+ * const searchRunbook = defineTool({
+ *   name: "search_runbook",
+ *   readOnly: true,
+ *   input: v.object({ query: v.string() }),
+ *   execute: ({ query }) => ({
+ *     query,
+ *     matches: query.includes("disk") ? ["Disk full: rotate /var/log, then restart."] : [],
+ *   }),
+ *   project: (raw) => ({
+ *     evidence: raw.matches.length > 0 ? "EVIDENCE_FOUND" : "NO_EVIDENCE",
+ *     scope: `runbook search for "${raw.query}"`,
+ *     content: raw.matches,
+ *   }),
+ * });
+ *
+ * const boundary = new ToolBoundary({ tools: [searchRunbook] });
+ * const run = await boundary.startRun({ ttlMs: 60_000, budget: { calls: 10 } });
+ * const result = await boundary.invoke(run, {
+ *   toolCallId: "call_abc123",
+ *   runId: run.runId,
+ *   toolName: "search_runbook",
+ *   input: '{"query":"disk full"}',
+ * });
+ * console.log(result.status); // "READY"
+ * const facts = await boundary.endRun(run);
+ * console.log(facts[0]?.kind); // "EVIDENCE"
+ * ```
+ *
+ * @module
+ */
+export {
+  type AuthorizeRequest,
+  type BoundaryEvent,
+  type StartRunOptions,
+  ToolBoundary,
+  type ToolBoundaryOptions,
+} from "./core/boundary.ts";
+export {
+  BoundaryError,
+  ERROR_CODES,
+  ERROR_MESSAGES,
+  type ErrorCode,
+  isErrorCode,
+} from "./core/errors.ts";
+export { isSafeRunId, isSafeToolCallId, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "./core/ids.ts";
+export {
+  checkJson,
+  isPlainObject,
+  type JsonObject,
+  type JsonProblem,
+  type JsonValue,
+} from "./core/json.ts";
+export { type FactCaps, rowsToFacts, validateProjection } from "./core/progress.ts";
+export type * from "./core/store.ts";
+export {
+  type AnyToolDefinition,
+  defineTool,
+  type ExecuteContext,
+  type ProjectContext,
+  type ToolDefinition,
+} from "./core/tool.ts";
+export * from "./core/types.ts";
+export { utf8ByteLength } from "./core/utf8.ts";

@@ -1,0 +1,331 @@
+/**
+ * `MemoryStore`: the embedded, in-process canonical store. The default when a `ToolBoundary`
+ * gets no store.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@tool-boundary/core/memory";
+ * import { ToolBoundary } from "@tool-boundary/core";
+ * const boundary = new ToolBoundary({ store: new MemoryStore(), tools: [] });
+ * console.log(boundary.store instanceof MemoryStore); // true
+ * ```
+ *
+ * @module
+ */
+import { isErrorCode } from "../core/errors.ts";
+import type {
+  BeginRequest,
+  CompleteOutcome,
+  CompleteRequest,
+  EndRunRequest,
+  FactRow,
+  ReadFactsRequest,
+  RunState,
+  StartRunRequest,
+  Store,
+  StoredRecord,
+  StoreRefusal,
+} from "../core/store.ts";
+import { utf8ByteLength } from "../core/utf8.ts";
+
+/** Options of {@linkcode MemoryStore}. */
+export interface MemoryStoreOptions {
+  /** Epoch ms clock that drives expiry; share it with the boundary in tests. @default Date.now */
+  clock?: () => number;
+  /** Live records kept at most; past it, begin fails (the boundary reports STORE_UNAVAILABLE). @default 100000 */
+  maxRecords?: number;
+}
+
+interface RunEntry {
+  state: RunState;
+  attemptId: string;
+  expiresAt: number;
+  progress: string[];
+}
+
+const SWEEP_EVERY = 1024;
+
+/**
+ * An in-memory {@linkcode Store} with the same semantics as the Redis one: lifecycle, evidence
+ * rules, TTL set once (driven by an injectable clock), duplicates and budgets. Every operation
+ * runs synchronously between its checks and its writes, so concurrent async callers see each
+ * operation as atomic. Values are copied in and out, so callers cannot change what is stored.
+ *
+ * Timestamps in records come from the caller's `now`; expiry is decided by this store's clock.
+ *
+ * @example
+ * ```ts
+ * import { MemoryStore } from "@tool-boundary/core/memory";
+ * let now = 0;
+ * const store = new MemoryStore({ clock: () => now });
+ * await store.startRun({
+ *   runId: "r1", deadline: 60_000, budget: { calls: 2, perTool: {} }, ttlMs: 120_000,
+ *   attemptId: "a0", now,
+ * });
+ * const begun = await store.begin({
+ *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", attemptId: "a1",
+ *   ttlMs: 1_000, now,
+ * });
+ * console.log(begun.ok); // true
+ * now = 1_000;
+ * console.log(await store.get("r1", "call_1")); // null: expired
+ * ```
+ */
+export class MemoryStore implements Store {
+  readonly #clock: () => number;
+  readonly #maxRecords: number;
+  readonly #runs = new Map<string, RunEntry>();
+  readonly #records = new Map<string, StoredRecord>();
+  #writes = 0;
+
+  /** @param options Clock and capacity. */
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#clock = options.clock ?? Date.now;
+    this.#maxRecords = options.maxRecords ?? 100_000;
+    if (!Number.isSafeInteger(this.#maxRecords) || this.#maxRecords < 1) {
+      throw new RangeError("Invalid maxRecords: expected a positive integer");
+    }
+  }
+
+  /** Live records held now (expired ones are swept first). */
+  get size(): number {
+    this.#sweep();
+    return this.#records.size;
+  }
+
+  /** {@inheritDoc Store.startRun} */
+  startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StoreRefusal> {
+    const existing = this.#liveRun(request.runId);
+    if (existing !== undefined) {
+      if (existing.attemptId === request.attemptId) {
+        return Promise.resolve({ ok: true, run: copyRun(existing.state) });
+      }
+      return refuse("RUN_ALREADY_EXISTS");
+    }
+    const state: RunState = {
+      runId: request.runId,
+      status: "ACTIVE",
+      deadline: request.deadline,
+      startedAt: request.now,
+      endedAt: null,
+      budget: { calls: request.budget.calls, perTool: { ...request.budget.perTool } },
+      used: { calls: 0, perTool: {} },
+    };
+    this.#runs.set(request.runId, {
+      state,
+      attemptId: request.attemptId,
+      expiresAt: this.#clock() + request.ttlMs,
+      progress: [],
+    });
+    this.#wrote();
+    return Promise.resolve({ ok: true, run: copyRun(state) });
+  }
+
+  /** {@inheritDoc Store.getRun} */
+  getRun(runId: string): Promise<RunState | null> {
+    const entry = this.#liveRun(runId);
+    return Promise.resolve(entry === undefined ? null : copyRun(entry.state));
+  }
+
+  /** {@inheritDoc Store.begin} */
+  begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+    const run = this.#liveRun(request.runId);
+    if (run === undefined) return refuse("RUN_NOT_FOUND");
+    const key = recordKey(request.runId, request.toolCallId);
+    const existing = this.#liveRecord(key);
+    if (existing !== undefined && existing.attemptId === request.attemptId) {
+      return Promise.resolve({ ok: true, record: { ...existing } });
+    }
+    const { state } = run;
+    if (state.status !== "ACTIVE") return refuse("RUN_INACTIVE");
+    if (request.now >= state.deadline) return refuse("DEADLINE_EXCEEDED");
+    if (existing !== undefined) return refuse("DUPLICATE_TOOL_CALL");
+    const toolLimit = state.budget.perTool[request.toolName];
+    const toolUsed = state.used.perTool[request.toolName] ?? 0;
+    if (toolLimit !== undefined && toolUsed >= toolLimit) return refuse("TOOL_BUDGET_EXHAUSTED");
+    if (state.used.calls >= state.budget.calls) return refuse("RUN_BUDGET_EXHAUSTED");
+    if (this.#records.size >= this.#maxRecords) {
+      this.#sweep();
+      if (this.#records.size >= this.#maxRecords) {
+        return Promise.reject(new Error("MemoryStore is full: maxRecords reached"));
+      }
+    }
+    const record: StoredRecord = {
+      runId: request.runId,
+      toolCallId: request.toolCallId,
+      toolName: request.toolName,
+      status: "PROJECTING",
+      evidence: null,
+      requestJson: request.requestJson,
+      rawJson: null,
+      agentResultJson: null,
+      errorCode: null,
+      attemptId: request.attemptId,
+      createdAt: request.now,
+      updatedAt: request.now,
+      expiresAt: this.#clock() + request.ttlMs,
+    };
+    this.#records.set(key, record);
+    state.used.calls++;
+    state.used.perTool[request.toolName] = toolUsed + 1;
+    this.#wrote();
+    return Promise.resolve({ ok: true, record: { ...record } });
+  }
+
+  /** {@inheritDoc Store.complete} */
+  complete(request: CompleteRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+    const key = recordKey(request.runId, request.toolCallId);
+    const record = this.#liveRecord(key);
+    if (record === undefined) return refuse("RECORD_EXPIRED");
+    if (record.attemptId !== request.attemptId || !isValidOutcome(request.outcome)) {
+      return refuse("ILLEGAL_TRANSITION");
+    }
+    const next = applyOutcome(record, request.outcome, request.now);
+    if (record.status !== "PROJECTING") {
+      // The same attempt repeating the same outcome is a retry, not a second transition.
+      return sameOutcome(record, next)
+        ? Promise.resolve({ ok: true, record: { ...record } })
+        : refuse("ILLEGAL_TRANSITION");
+    }
+    this.#records.set(key, next);
+    this.#liveRun(request.runId)?.progress.push(request.toolCallId);
+    this.#wrote();
+    return Promise.resolve({ ok: true, record: { ...next } });
+  }
+
+  /** {@inheritDoc Store.get} */
+  get(runId: string, toolCallId: string): Promise<StoredRecord | null> {
+    const record = this.#liveRecord(recordKey(runId, toolCallId));
+    return Promise.resolve(record === undefined ? null : { ...record });
+  }
+
+  /** {@inheritDoc Store.endRun} */
+  endRun(
+    request: EndRunRequest,
+  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | StoreRefusal> {
+    const run = this.#liveRun(request.runId);
+    if (run === undefined) return refuse("RUN_NOT_FOUND");
+    if (run.state.status === "ACTIVE") {
+      run.state.status = "ENDED";
+      run.state.endedAt = request.now;
+    }
+    return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds: [...run.progress] });
+  }
+
+  /** {@inheritDoc Store.readFacts} */
+  readFacts(request: ReadFactsRequest): Promise<{ rows: FactRow[]; omitted: number }> {
+    const rows: FactRow[] = [];
+    let bytes = 0;
+    let omitted = 0;
+    for (const identity of request.identities) {
+      if (identity.runId !== request.runId) continue;
+      const record = this.#liveRecord(recordKey(identity.runId, identity.toolCallId));
+      if (record === undefined || record.status !== "READY" || record.agentResultJson === null) {
+        continue;
+      }
+      if (record.evidence !== "EVIDENCE_FOUND" && record.evidence !== "NO_EVIDENCE") continue;
+      const size = utf8ByteLength(record.agentResultJson);
+      if (rows.length >= request.maxFacts || bytes + size > request.maxBytes) {
+        omitted++;
+        continue;
+      }
+      bytes += size;
+      rows.push({
+        runId: record.runId,
+        toolCallId: record.toolCallId,
+        toolName: record.toolName,
+        status: record.status,
+        evidence: record.evidence,
+        agentResultJson: record.agentResultJson,
+        updatedAt: record.updatedAt,
+      });
+    }
+    return Promise.resolve({ rows, omitted });
+  }
+
+  #liveRecord(key: string): StoredRecord | undefined {
+    const record = this.#records.get(key);
+    if (record !== undefined && record.expiresAt <= this.#clock()) {
+      this.#records.delete(key);
+      return undefined;
+    }
+    return record;
+  }
+
+  #liveRun(runId: string): RunEntry | undefined {
+    const entry = this.#runs.get(runId);
+    if (entry !== undefined && entry.expiresAt <= this.#clock()) {
+      this.#runs.delete(runId);
+      return undefined;
+    }
+    return entry;
+  }
+
+  #wrote(): void {
+    if (++this.#writes % SWEEP_EVERY === 0) this.#sweep();
+  }
+
+  #sweep(): void {
+    const now = this.#clock();
+    for (const [key, record] of this.#records) {
+      if (record.expiresAt <= now) this.#records.delete(key);
+    }
+    for (const [key, entry] of this.#runs) {
+      if (entry.expiresAt <= now) this.#runs.delete(key);
+    }
+  }
+}
+
+function recordKey(runId: string, toolCallId: string): string {
+  // IDs never contain "/", so the key is unambiguous.
+  return `${runId}/${toolCallId}`;
+}
+
+function refuse(code: StoreRefusal["code"]): Promise<StoreRefusal> {
+  return Promise.resolve({ ok: false, code });
+}
+
+function copyRun(state: RunState): RunState {
+  return {
+    ...state,
+    budget: { calls: state.budget.calls, perTool: { ...state.budget.perTool } },
+    used: { calls: state.used.calls, perTool: { ...state.used.perTool } },
+  };
+}
+
+function isValidOutcome(outcome: CompleteOutcome): boolean {
+  if (outcome?.status === "READY") {
+    return (outcome.evidence === "EVIDENCE_FOUND" || outcome.evidence === "NO_EVIDENCE") &&
+      typeof outcome.rawJson === "string" && typeof outcome.agentResultJson === "string";
+  }
+  return outcome?.status === "ERROR" && isErrorCode(outcome.errorCode) &&
+    (outcome.rawJson === null || typeof outcome.rawJson === "string");
+}
+
+function applyOutcome(record: StoredRecord, outcome: CompleteOutcome, now: number): StoredRecord {
+  return outcome.status === "READY"
+    ? {
+      ...record,
+      status: "READY",
+      evidence: outcome.evidence,
+      rawJson: outcome.rawJson,
+      agentResultJson: outcome.agentResultJson,
+      errorCode: null,
+      updatedAt: now,
+    }
+    : {
+      ...record,
+      status: "ERROR",
+      evidence: "ERROR",
+      rawJson: outcome.rawJson,
+      agentResultJson: null,
+      errorCode: outcome.errorCode,
+      updatedAt: now,
+    };
+}
+
+function sameOutcome(stored: StoredRecord, next: StoredRecord): boolean {
+  return stored.status === next.status && stored.evidence === next.evidence &&
+    stored.errorCode === next.errorCode && stored.rawJson === next.rawJson &&
+    stored.agentResultJson === next.agentResultJson;
+}
