@@ -72,6 +72,7 @@ export {
   defineTool,
   type ExecuteContext,
   type ProjectContext,
+  type ProjectorOutput,
   type ToolDefinition,
 } from "./core/tool.ts";
 export * from "./core/types.ts";

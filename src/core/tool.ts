@@ -5,7 +5,20 @@
  */
 import type * as v from "valibot";
 import type { JsonObject, JsonValue } from "./json.ts";
-import type { Projection, RunContext } from "./types.ts";
+import type { ProjectedEvidence, RunContext } from "./types.ts";
+
+/**
+ * What a projector returns. `content` is typed loosely for convenience; the boundary checks at
+ * run time that it is plain JSON data and refuses anything else with INVALID_PROJECTION.
+ */
+export interface ProjectorOutput {
+  /** EVIDENCE_FOUND, or NO_EVIDENCE for a scoped negative observation. */
+  evidence: ProjectedEvidence;
+  /** What was searched, where and when. */
+  scope: string;
+  /** The bounded content for the agent: plain JSON data. */
+  content: unknown;
+}
 
 /** What an executor receives besides its input. */
 export interface ExecuteContext {
@@ -33,7 +46,10 @@ export interface ProjectContext {
  * @typeParam Input The input type the executor receives (a JSON object).
  * @typeParam Raw The raw response type.
  */
-export interface ToolDefinition<Input extends JsonObject = JsonObject, Raw = JsonValue> {
+export interface ToolDefinition<
+  Input extends Record<string, unknown> = JsonObject,
+  Raw = JsonValue,
+> {
   /** The name agents call it by. */
   readonly name: string;
   /** A short description for tool listings. */
@@ -45,7 +61,7 @@ export interface ToolDefinition<Input extends JsonObject = JsonObject, Raw = Jso
   /** Runs the tool. Its return value must be plain JSON data. */
   readonly execute: (input: Input, ctx: ExecuteContext) => Raw | Promise<Raw>;
   /** Turns the raw response into the bounded agent result. */
-  readonly project: (raw: Raw, ctx: ProjectContext) => Projection | Promise<Projection>;
+  readonly project: (raw: Raw, ctx: ProjectContext) => ProjectorOutput | Promise<ProjectorOutput>;
   /** Milliseconds the executor may take. @default 30000 */
   readonly timeoutMs?: number;
   /** Calls this tool may begin per run, unless the run's budget names it. */
@@ -83,7 +99,7 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  * console.log(searchLogs.name); // "search_logs"
  * ```
  */
-export function defineTool<Input extends JsonObject, Raw>(
+export function defineTool<Input extends Record<string, unknown>, Raw>(
   definition: ToolDefinition<Input, Raw>,
 ): ToolDefinition<Input, Raw> {
   if (typeof definition?.name !== "string" || definition.name.length === 0) {
