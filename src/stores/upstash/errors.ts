@@ -1,0 +1,73 @@
+/**
+ * Turning client and Redis failures into `BoundaryError("STORE_UNAVAILABLE")` whose `cause`
+ * carries no command, argument, key, URL or token.
+ *
+ * @module
+ */
+import { BoundaryError } from "../../core/errors.ts";
+
+const MAX_DETAIL = 200;
+
+/**
+ * A failure of the Redis client or of Redis, stripped of everything the request carried. The
+ * `@upstash/redis` error message ends with `command was: <the whole request>`, keys and
+ * payloads included; only the text before it is kept.
+ */
+export class RedisStoreError extends Error {
+  /**
+   * @param name The original error's name, e.g. `UpstashError` or `TypeError`.
+   * @param message The redacted text.
+   */
+  constructor(name: string, message: string) {
+    super(message);
+    this.name = name;
+  }
+}
+
+/**
+ * Redacts a thrown value: keeps its name and the Redis error text before `command was`,
+ * without URLs, and at most 200 characters.
+ *
+ * @param error Anything thrown by the client.
+ * @returns A safe error for logs.
+ */
+export function redactError(error: unknown): RedisStoreError {
+  if (error instanceof RedisStoreError) return error;
+  const name = error instanceof Error && /^[A-Za-z]{1,64}$/.test(error.name) ? error.name : "Error";
+  if (name === "UpstashJSONParseError") {
+    // Its message quotes the response body.
+    return new RedisStoreError(name, "Unable to parse the response body");
+  }
+  const text = error instanceof Error ? error.message : typeof error === "string" ? error : "";
+  let detail = text;
+  const cut = detail.search(/,?\s*command was:/i);
+  if (cut >= 0) detail = detail.slice(0, cut);
+  detail = detail.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S*/gi, "<url>").trim();
+  if (detail.length > MAX_DETAIL) detail = `${detail.slice(0, MAX_DETAIL)}…`;
+  return new RedisStoreError(name, detail || "Redis request failed");
+}
+
+/**
+ * Wraps a failure for the boundary, which reports STORE_UNAVAILABLE.
+ *
+ * @param error Anything thrown by the client, or a reply the store could not read.
+ * @returns The error to throw.
+ */
+export function storeUnavailable(error: unknown): BoundaryError {
+  if (error instanceof BoundaryError) return error;
+  return new BoundaryError("STORE_UNAVAILABLE", { cause: redactError(error) });
+}
+
+/**
+ * Tells whether the client failed because Redis does not know the script's SHA (`NOSCRIPT`).
+ * Looks only at the Redis error text, never at the echoed command.
+ *
+ * @param error Anything thrown by the client.
+ * @returns `true` for a NOSCRIPT error.
+ */
+export function isNoScript(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const cut = error.message.search(/command was:/i);
+  const text = cut >= 0 ? error.message.slice(0, cut) : error.message;
+  return /\bNOSCRIPT\b/.test(text);
+}

@@ -1,0 +1,22 @@
+/**
+ * `UpstashStore`: the canonical invocation store on Upstash Redis, through the official
+ * `@upstash/redis` client over REST. Every transition is one atomic Lua script and one round
+ * trip; all keys of a run share one Redis Cluster hash tag; client retries are safe; failures
+ * become `STORE_UNAVAILABLE` with a redacted cause.
+ *
+ * @example
+ * ```ts ignore
+ * import { Redis } from "@upstash/redis";
+ * import { ToolBoundary } from "@tool-boundary/core";
+ * import { UpstashStore } from "@tool-boundary/core/upstash";
+ *
+ * const store = new UpstashStore({ redis: Redis.fromEnv(), prefix: "agents", timeoutMs: 5_000 });
+ * const boundary = new ToolBoundary({ store, tools: [] });
+ * const run = await boundary.startRun({ ttlMs: 60_000, budget: { calls: 10 } });
+ * console.log(await boundary.endRun(run)); // []
+ * ```
+ *
+ * @module
+ */
+export { RedisStoreError } from "./errors.ts";
+export { type UpstashRedisClient, UpstashStore, type UpstashStoreOptions } from "./store.ts";

@@ -1,0 +1,294 @@
+/**
+ * The Lua scripts of the Upstash store: one script per transition, so each is atomic and costs
+ * one REST round trip.
+ *
+ * Rules every script keeps:
+ * - It touches only the keys passed in KEYS, and all of them share the run's hash tag, so it is
+ *   Redis Cluster-safe (and fits Upstash's key locking).
+ * - It replies with an array of strings, each starting with `!` (a value follows) or equal to `~`
+ *   (null). The `@upstash/redis` client JSON-parses string replies by default, which would turn
+ *   an ID such as "123" into a number; neither `!…` nor `~` parses as JSON, so every reply comes
+ *   back as the exact bytes Redis holds, whatever the client's `automaticDeserialization`.
+ *   The first element is `!OK` or `!<ERROR_CODE>`.
+ * - Numbers arrive as decimal strings and are compared with `tonumber`; nothing is converted back
+ *   from a Lua number, so no counter or timestamp loses digits on the way out.
+ * - TTLs are set once, when a key is created (`PEXPIRE` right after the `HSET` that created it);
+ *   updates use `HSET` on an existing key, which keeps the remaining TTL.
+ *
+ * @module
+ */
+
+/** A Lua script and its SHA-1, as `EVALSHA` wants it. */
+export interface LuaScript {
+  /** A short name for errors and tests. */
+  readonly name: string;
+  /** The source sent with `EVAL`. */
+  readonly source: string;
+}
+
+/** Fields of a record hash, in the order the scripts return them. */
+export const RECORD_FIELDS = [
+  "runId",
+  "toolCallId",
+  "toolName",
+  "status",
+  "evidence",
+  "requestJson",
+  "rawJson",
+  "agentResultJson",
+  "errorCode",
+  "attemptId",
+  "createdAt",
+  "updatedAt",
+  "expiresAt",
+] as const;
+
+/** Fields `complete` returns: the record without the payloads the caller just sent. */
+export const COMPLETE_FIELDS = [
+  "runId",
+  "toolCallId",
+  "toolName",
+  "status",
+  "evidence",
+  "requestJson",
+  "errorCode",
+  "attemptId",
+  "createdAt",
+  "updatedAt",
+  "expiresAt",
+] as const;
+
+/** Fields `readFacts` returns per row: never the request or the raw response. */
+export const FACT_FIELDS = ["toolCallId", "toolName", "evidence", "agentResultJson", "updatedAt"];
+
+const luaList = (fields: readonly string[]) => `{${fields.map((f) => `'${f}'`).join(", ")}}`;
+
+/** Helpers shared by the scripts (plain Lua, no Redis calls of its own). */
+const PRELUDE = `
+local function tag(value)
+  if value then return '!' .. value end
+  return '~'
+end
+local function hash_reply(key, fields)
+  local values = redis.call('HMGET', key, unpack(fields))
+  local out = {'!OK'}
+  for i = 1, #fields do out[i + 1] = tag(values[i]) end
+  return out
+end
+local function run_reply(key, out)
+  local flat = redis.call('HGETALL', key)
+  for i = 1, #flat do out[#out + 1] = '!' .. flat[i] end
+  return out
+end
+`;
+
+/** Creates a run, or returns it again for a repeat of the same attempt. */
+export const START_RUN: LuaScript = {
+  name: "startRun",
+  source: `-- startRun
+-- KEYS[1]  run hash
+-- ARGV[1]  runId          ARGV[2] attemptId     ARGV[3] deadline (epoch ms)
+-- ARGV[4]  calls budget   ARGV[5] ttlMs         ARGV[6] now (epoch ms)
+-- ARGV[7..] pairs of tool name, tool budget
+-- Reply: {'!OK', '!field', '!value', ...} (the run hash) | {'!RUN_ALREADY_EXISTS'}
+${PRELUDE}
+local attempt = redis.call('HGET', KEYS[1], 'attemptId')
+if attempt then
+  if attempt ~= ARGV[2] then return {'!RUN_ALREADY_EXISTS'} end
+  return run_reply(KEYS[1], {'!OK'})
+end
+redis.call('HSET', KEYS[1], 'runId', ARGV[1], 'status', 'ACTIVE', 'deadline', ARGV[3],
+  'startedAt', ARGV[6], 'calls', ARGV[4], 'used', '0', 'attemptId', ARGV[2])
+for i = 7, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], 'b:' .. ARGV[i], ARGV[i + 1])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return run_reply(KEYS[1], {'!OK'})
+`,
+};
+
+/** Reads a run; touches no TTL. */
+export const GET_RUN: LuaScript = {
+  name: "getRun",
+  source: `-- getRun
+-- KEYS[1]  run hash
+-- ARGV     none
+-- Reply: {'!OK', '!field', '!value', ...} | {'~'} when absent
+${PRELUDE}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'~'} end
+return run_reply(KEYS[1], {'!OK'})
+`,
+};
+
+/** The checks of `Store.begin` in MemoryStore's order, then the create, all or nothing. */
+export const BEGIN: LuaScript = {
+  name: "begin",
+  source: `-- begin
+-- KEYS[1]  run hash       KEYS[2] record hash
+-- ARGV[1]  runId          ARGV[2] toolCallId    ARGV[3] toolName     ARGV[4] requestJson
+-- ARGV[5]  attemptId      ARGV[6] ttlMs         ARGV[7] now          ARGV[8] expiresAt (now + ttlMs)
+-- Reply: {'!OK', '!<expiresAt>'} when created
+--      | {'!OK', <${RECORD_FIELDS.length} record fields>} for a repeat of the same attempt
+--      | {'!RUN_NOT_FOUND' | '!RUN_INACTIVE' | '!DEADLINE_EXCEEDED' | '!DUPLICATE_TOOL_CALL'
+--         | '!TOOL_BUDGET_EXHAUSTED' | '!RUN_BUDGET_EXHAUSTED'}
+${PRELUDE}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'!RUN_NOT_FOUND'} end
+local attempt = redis.call('HGET', KEYS[2], 'attemptId')
+-- A client retry of a begin that already ran: the same begin, not a duplicate.
+if attempt == ARGV[5] then return hash_reply(KEYS[2], ${luaList(RECORD_FIELDS)}) end
+local run = redis.call('HMGET', KEYS[1], 'status', 'deadline', 'calls', 'used',
+  'b:' .. ARGV[3], 'u:' .. ARGV[3])
+if run[1] ~= 'ACTIVE' then return {'!RUN_INACTIVE'} end
+if tonumber(ARGV[7]) >= tonumber(run[2]) then return {'!DEADLINE_EXCEEDED'} end
+if attempt or redis.call('EXISTS', KEYS[2]) == 1 then return {'!DUPLICATE_TOOL_CALL'} end
+if run[5] and tonumber(run[6] or '0') >= tonumber(run[5]) then
+  return {'!TOOL_BUDGET_EXHAUSTED'}
+end
+if tonumber(run[4]) >= tonumber(run[3]) then return {'!RUN_BUDGET_EXHAUSTED'} end
+redis.call('HSET', KEYS[2], 'runId', ARGV[1], 'toolCallId', ARGV[2], 'toolName', ARGV[3],
+  'status', 'PROJECTING', 'requestJson', ARGV[4], 'attemptId', ARGV[5],
+  'createdAt', ARGV[7], 'updatedAt', ARGV[7], 'expiresAt', ARGV[8])
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
+redis.call('HINCRBY', KEYS[1], 'used', 1)
+redis.call('HINCRBY', KEYS[1], 'u:' .. ARGV[3], 1)
+return {'!OK', '!' .. ARGV[8]}
+`,
+};
+
+/** PROJECTING -> READY | ERROR for the attempt that began it; appends to the progress index. */
+export const COMPLETE: LuaScript = {
+  name: "complete",
+  source: `-- complete
+-- KEYS[1]  record hash    KEYS[2] run hash      KEYS[3] progress list
+-- ARGV[1]  toolCallId     ARGV[2] attemptId     ARGV[3] '1' when the outcome passed validation
+-- ARGV[4]  READY | ERROR  ARGV[5] evidence      ARGV[6] errorCode ('' for READY)
+-- ARGV[7]  '1' when a raw response is given     ARGV[8] rawJson
+-- ARGV[9]  '1' when an agent result is given    ARGV[10] agentResultJson
+-- ARGV[11] now
+-- Reply: {'!OK', <${COMPLETE_FIELDS.length} fields: the record without rawJson and agentResultJson>}
+--      | {'!RECORD_EXPIRED'} | {'!ILLEGAL_TRANSITION'}
+${PRELUDE}
+local fields = ${luaList(COMPLETE_FIELDS)}
+local r = redis.call('HMGET', KEYS[1], 'attemptId', 'status', 'evidence', 'errorCode',
+  'rawJson', 'agentResultJson')
+-- Absent (expired): never re-created here.
+if not r[1] then return {'!RECORD_EXPIRED'} end
+if r[1] ~= ARGV[2] or ARGV[3] ~= '1' then return {'!ILLEGAL_TRANSITION'} end
+local status, evidence, code, raw, agent = ARGV[4], false, false, false, false
+if ARGV[7] == '1' then raw = ARGV[8] end
+if status == 'READY' then
+  evidence = ARGV[5]
+  if evidence ~= 'EVIDENCE_FOUND' and evidence ~= 'NO_EVIDENCE' then
+    return {'!ILLEGAL_TRANSITION'}
+  end
+  if not raw or ARGV[9] ~= '1' then return {'!ILLEGAL_TRANSITION'} end
+  agent = ARGV[10]
+elseif status == 'ERROR' and ARGV[6] ~= '' then
+  evidence, code = 'ERROR', ARGV[6]
+else
+  return {'!ILLEGAL_TRANSITION'}
+end
+if r[2] ~= 'PROJECTING' then
+  -- A retry of this very complete returns the record again; anything else is refused.
+  if r[2] == status and r[3] == evidence and r[4] == code and r[5] == raw and r[6] == agent then
+    return hash_reply(KEYS[1], fields)
+  end
+  return {'!ILLEGAL_TRANSITION'}
+end
+-- HSET on an existing key keeps its TTL.
+redis.call('HSET', KEYS[1], 'status', status, 'evidence', evidence, 'updatedAt', ARGV[11])
+if code then redis.call('HSET', KEYS[1], 'errorCode', code) end
+if raw then redis.call('HSET', KEYS[1], 'rawJson', raw) end
+if agent then redis.call('HSET', KEYS[1], 'agentResultJson', agent) end
+-- Indexed only while the run lives (PTTL -2: the run is gone). The index expires with its run:
+-- its TTL is set once, to the run's remaining TTL, when RPUSH creates it.
+local ttl = redis.call('PTTL', KEYS[2])
+if ttl ~= -2 and redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 and ttl > 0 then
+  redis.call('PEXPIRE', KEYS[3], ttl)
+end
+return hash_reply(KEYS[1], fields)
+`,
+};
+
+/** Reads one record; touches no TTL. */
+export const GET: LuaScript = {
+  name: "get",
+  source: `-- get
+-- KEYS[1]  record hash
+-- ARGV     none
+-- Reply: {'!OK', <${RECORD_FIELDS.length} record fields>} | {'~'} when absent
+${PRELUDE}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'~'} end
+return hash_reply(KEYS[1], ${luaList(RECORD_FIELDS)})
+`,
+};
+
+/** Ends a run (idempotent) and returns it with its progress index. */
+export const END_RUN: LuaScript = {
+  name: "endRun",
+  source: `-- endRun
+-- KEYS[1]  run hash       KEYS[2] progress list
+-- ARGV[1]  now
+-- Reply: {'!OK', '!<n>', <n run hash items: field, value, ...>, <tool call IDs in order>}
+--      | {'!RUN_NOT_FOUND'}
+${PRELUDE}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'!RUN_NOT_FOUND'} end
+if redis.call('HGET', KEYS[1], 'status') == 'ACTIVE' then
+  redis.call('HSET', KEYS[1], 'status', 'ENDED', 'endedAt', ARGV[1])
+end
+local flat = redis.call('HGETALL', KEYS[1])
+local out = {'!OK', '!' .. #flat}
+for i = 1, #flat do out[#out + 1] = '!' .. flat[i] end
+local ids = redis.call('LRANGE', KEYS[2], 0, -1)
+for i = 1, #ids do out[#out + 1] = '!' .. ids[i] end
+return out
+`,
+};
+
+/** Resolves record keys to fact rows inside Redis, so no request or raw payload leaves it. */
+export const READ_FACTS: LuaScript = {
+  name: "readFacts",
+  source: `-- readFacts
+-- KEYS[1..n] record hashes of one run, in execution order
+-- ARGV[1]  runId          ARGV[2] maxFacts      ARGV[3] maxBytes
+-- Reply: {'!OK', '!<omitted>', then ${FACT_FIELDS.length} fields per row: ${
+    FACT_FIELDS.join(", ")
+  }}
+-- Only READY records of ARGV[1] with evidence EVIDENCE_FOUND or NO_EVIDENCE become rows.
+${PRELUDE}
+local max_facts, max_bytes = tonumber(ARGV[2]), tonumber(ARGV[3])
+local rows, bytes, omitted = 0, 0, 0
+local out = {'!OK', '!0'}
+for i = 1, #KEYS do
+  local r = redis.call('HMGET', KEYS[i], 'runId', 'status', 'evidence', 'agentResultJson',
+    'toolCallId', 'toolName', 'updatedAt')
+  if r[1] == ARGV[1] and r[2] == 'READY' and r[4] and r[5] and r[6] and r[7]
+    and (r[3] == 'EVIDENCE_FOUND' or r[3] == 'NO_EVIDENCE') then
+    local size = #r[4]
+    if rows >= max_facts or bytes + size > max_bytes then
+      omitted = omitted + 1
+    else
+      rows, bytes = rows + 1, bytes + size
+      out[#out + 1] = '!' .. r[5]
+      out[#out + 1] = '!' .. r[6]
+      out[#out + 1] = '!' .. r[3]
+      out[#out + 1] = '!' .. r[4]
+      out[#out + 1] = '!' .. r[7]
+    end
+  end
+end
+out[2] = '!' .. omitted
+return out
+`,
+};
+
+/** Every script, for hashing once. */
+export const SCRIPTS: readonly LuaScript[] = [
+  START_RUN,
+  GET_RUN,
+  BEGIN,
+  COMPLETE,
+  GET,
+  END_RUN,
+  READ_FACTS,
+];

@@ -1,0 +1,509 @@
+/**
+ * `UpstashStore`: the canonical store on Upstash Redis, over REST, one Lua script per transition.
+ *
+ * @module
+ */
+import { type ErrorCode, isErrorCode } from "../../core/errors.ts";
+import { isSafeRunId, isSafeToolCallId } from "../../core/ids.ts";
+import type {
+  BeginRequest,
+  CompleteOutcome,
+  CompleteRequest,
+  EndRunRequest,
+  FactRow,
+  ReadFactsRequest,
+  RunState,
+  StartRunRequest,
+  Store,
+  StoredRecord,
+  StoreRefusal,
+} from "../../core/store.ts";
+import type { EvidenceStatus, RecordStatus } from "../../core/types.ts";
+import { isNoScript, RedisStoreError, storeUnavailable } from "./errors.ts";
+import {
+  BEGIN,
+  COMPLETE,
+  COMPLETE_FIELDS,
+  END_RUN,
+  FACT_FIELDS,
+  GET,
+  GET_RUN,
+  type LuaScript,
+  READ_FACTS,
+  RECORD_FIELDS,
+  SCRIPTS,
+  START_RUN,
+} from "./scripts.ts";
+
+/**
+ * The part of an `@upstash/redis` `Redis` client the store uses. A `Redis` from
+ * `@upstash/redis`, `@upstash/redis/cloudflare` or `@upstash/redis/fastly` fits as it is.
+ */
+export interface UpstashRedisClient {
+  /** `EVALSHA sha numkeys ...keys ...args`. */
+  evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown>;
+  /** `EVAL script numkeys ...keys ...args`. */
+  eval(script: string, keys: string[], args: string[]): Promise<unknown>;
+}
+
+/** Options of {@linkcode UpstashStore}. */
+export interface UpstashStoreOptions {
+  /** The client, e.g. `Redis.fromEnv()`. Only `eval` and `evalsha` are used. */
+  redis: UpstashRedisClient;
+  /**
+   * Prepended to every key: `<prefix>:{<runId>}:run`, `<prefix>:{<runId>}:call:<toolCallId>`,
+   * `<prefix>:{<runId>}:progress`. 1 to 64 of `A-Z a-z 0-9 _ - . :` (no braces: the run ID is
+   * the Redis Cluster hash tag).
+   * @default "tb"
+   */
+  prefix?: string;
+  /**
+   * The longest one store operation may take, client retries included, in ms. Past it the
+   * operation fails with STORE_UNAVAILABLE (the request may still reach Redis later; every
+   * script is safe to run late or twice). `Infinity` turns the bound off, leaving only the
+   * client's own: `@upstash/redis` sets no timeout on `fetch` by default.
+   * @default 10000
+   */
+  timeoutMs?: number;
+}
+
+const PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+const DEFAULT_TIMEOUT_MS = 10_000;
+/** Longer timers fire at once in JS runtimes; past it there is no bound. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+type Reply = (string | null)[];
+
+/** Reply elements: `!` then the value, or `~` for null. See scripts.ts. */
+function decodeReply(reply: unknown): Reply {
+  if (!Array.isArray(reply) || reply.length === 0) throw unreadable();
+  return reply.map((item) => {
+    if (item === "~") return null;
+    if (typeof item === "string" && item.startsWith("!")) return item.slice(1);
+    throw unreadable();
+  });
+}
+
+function unreadable(): RedisStoreError {
+  return new RedisStoreError("ReplyError", "Unexpected reply from Redis");
+}
+
+/** The first element: "OK" or a refusal code. */
+function replyStatus(reply: Reply): "OK" | ErrorCode {
+  const status = reply[0];
+  if (status === "OK" || isErrorCode(status)) return status;
+  throw unreadable();
+}
+
+function int(value: string | null | undefined): number {
+  const n = Number(value);
+  if (value === null || value === undefined || value === "" || !Number.isFinite(n)) {
+    throw unreadable();
+  }
+  return n;
+}
+
+function text(value: string | null | undefined): string {
+  if (typeof value !== "string") throw unreadable();
+  return value;
+}
+
+/** Builds a record from reply elements laid out as `fields`. */
+function toRecord(
+  reply: Reply,
+  fields: readonly string[],
+  extra: Partial<StoredRecord> = {},
+): StoredRecord {
+  const at = (name: string) => reply[fields.indexOf(name) + 1];
+  const has = (name: string) => fields.includes(name);
+  return {
+    runId: text(at("runId")),
+    toolCallId: text(at("toolCallId")),
+    toolName: text(at("toolName")),
+    status: text(at("status")) as RecordStatus,
+    evidence: (at("evidence") ?? null) as EvidenceStatus | null,
+    requestJson: text(at("requestJson")),
+    rawJson: has("rawJson") ? at("rawJson") ?? null : extra.rawJson ?? null,
+    agentResultJson: has("agentResultJson")
+      ? at("agentResultJson") ?? null
+      : extra.agentResultJson ?? null,
+    errorCode: (at("errorCode") ?? null) as ErrorCode | null,
+    attemptId: text(at("attemptId")),
+    createdAt: int(at("createdAt")),
+    updatedAt: int(at("updatedAt")),
+    expiresAt: int(at("expiresAt")),
+  };
+}
+
+/** Builds a run from `field, value, ...` items of its hash. */
+function toRun(items: Reply): RunState {
+  const hash = new Map<string, string>();
+  const budget: Record<string, number> = {};
+  const used: Record<string, number> = {};
+  for (let i = 0; i + 1 < items.length; i += 2) {
+    const field = text(items[i]);
+    const value = text(items[i + 1]);
+    if (field.startsWith("b:")) budget[field.slice(2)] = int(value);
+    else if (field.startsWith("u:")) used[field.slice(2)] = int(value);
+    else hash.set(field, value);
+  }
+  const status = hash.get("status");
+  if (status !== "ACTIVE" && status !== "ENDED") throw unreadable();
+  const endedAt = hash.get("endedAt");
+  return {
+    runId: text(hash.get("runId")),
+    status,
+    deadline: int(hash.get("deadline")),
+    startedAt: int(hash.get("startedAt")),
+    endedAt: endedAt === undefined ? null : int(endedAt),
+    budget: { calls: int(hash.get("calls")), perTool: budget },
+    used: { calls: int(hash.get("used")), perTool: used },
+  };
+}
+
+function isValidOutcome(outcome: CompleteOutcome): boolean {
+  if (outcome?.status === "READY") {
+    return (outcome.evidence === "EVIDENCE_FOUND" || outcome.evidence === "NO_EVIDENCE") &&
+      typeof outcome.rawJson === "string" && typeof outcome.agentResultJson === "string";
+  }
+  return outcome?.status === "ERROR" && isErrorCode(outcome.errorCode) &&
+    (outcome.rawJson === null || typeof outcome.rawJson === "string");
+}
+
+/** Lua's tonumber reads neither "Infinity" nor "NaN"; both mean "no cap", as in JS comparisons. */
+function capArg(value: number): string {
+  if (Number.isFinite(value)) return String(value);
+  return value === Number.NEGATIVE_INFINITY ? "-1e308" : "1e308";
+}
+
+function refuse(code: ErrorCode): StoreRefusal {
+  return { ok: false, code };
+}
+
+let shas: Promise<Map<LuaScript, string>> | undefined;
+
+/** SHA-1 of every script, computed once per process with WebCrypto. */
+function scriptShas(): Promise<Map<LuaScript, string>> {
+  shas ??= Promise.all(SCRIPTS.map(async (script) => {
+    const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(script.source));
+    const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0"));
+    return [script, hex.join("")] as const;
+  })).then((pairs) => new Map(pairs));
+  return shas;
+}
+
+/**
+ * A {@linkcode Store} on Upstash Redis (or any Redis behind an Upstash-compatible REST API),
+ * with the same semantics as `MemoryStore`, checked by the same conformance suite.
+ *
+ * - Every transition (start run, begin, complete, end run) is one Lua script, so it is atomic
+ *   and costs one REST round trip (`EVALSHA`; `EVAL` once more when Redis answers `NOSCRIPT`).
+ *   Reads (`get`, `getRun`) are one round trip too and never touch a TTL. Ending a run costs
+ *   two round trips whatever the number of calls: `endRun` returns the progress index, then
+ *   `readFacts` resolves all of it in one script that reads only the fact fields of each record
+ *   hash, so no request or raw payload leaves Redis.
+ * - All keys of a run share the hash tag `{<runId>}`: the scripts are Redis Cluster-safe.
+ * - The client's retries are safe: a begin or complete resent with the same `attemptId` is
+ *   recognised as the same operation, never a duplicate and never a second use of a budget.
+ * - Every failure of the client or of Redis is thrown as `BoundaryError("STORE_UNAVAILABLE")`
+ *   with a redacted `cause` (the client's own message repeats the whole command).
+ * - Records expire `ttlMs` after creation on Redis's clock (`PEXPIRE`, set once); the
+ *   `expiresAt` a record reports is the caller's `now + ttlMs`.
+ *
+ * @example
+ * ```ts ignore
+ * import { Redis } from "@upstash/redis";
+ * import { ToolBoundary } from "@tool-boundary/core";
+ * import { UpstashStore } from "@tool-boundary/core/upstash";
+ *
+ * // Reads UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN.
+ * const store = new UpstashStore({ redis: Redis.fromEnv(), prefix: "my-app" });
+ * const boundary = new ToolBoundary({ store, tools: [] });
+ * ```
+ */
+export class UpstashStore implements Store {
+  readonly #redis: UpstashRedisClient;
+  readonly #prefix: string;
+  readonly #timeoutMs: number;
+
+  /**
+   * @param options The client, a key prefix and the per-operation time bound.
+   * @throws {TypeError} When `redis` lacks `eval`/`evalsha` or `prefix` is not allowed.
+   * @throws {RangeError} When `timeoutMs` is not a positive number.
+   */
+  constructor(options: UpstashStoreOptions) {
+    const redis = options?.redis;
+    if (typeof redis?.evalsha !== "function" || typeof redis?.eval !== "function") {
+      throw new TypeError(
+        "Cannot create UpstashStore: options.redis must be an @upstash/redis client",
+      );
+    }
+    const prefix = options.prefix ?? "tb";
+    if (!PREFIX_PATTERN.test(prefix)) {
+      throw new TypeError(
+        "Cannot create UpstashStore: prefix must be 1 to 64 of A-Z a-z 0-9 _ - . :",
+      );
+    }
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
+      throw new RangeError("Invalid timeoutMs: expected a positive number of milliseconds");
+    }
+    this.#redis = redis;
+    this.#prefix = prefix;
+    this.#timeoutMs = timeoutMs;
+  }
+
+  /** The key prefix in use. */
+  get prefix(): string {
+    return this.#prefix;
+  }
+
+  /**
+   * The Redis keys of a run, for operators and tests. All share the run's hash tag.
+   *
+   * @param runId A valid run ID.
+   * @param toolCallId A valid tool call ID, for the record key.
+   * @returns The run hash, the progress list and (with `toolCallId`) the record hash keys.
+   * @throws {TypeError} When an ID is not valid.
+   */
+  keys(runId: string, toolCallId?: string): { run: string; progress: string; record?: string } {
+    if (!isSafeRunId(runId)) throw new TypeError("Invalid run ID");
+    const keys = { run: this.#runKey(runId), progress: this.#progressKey(runId) };
+    if (toolCallId === undefined) return keys;
+    if (!isSafeToolCallId(toolCallId)) throw new TypeError("Invalid tool call ID");
+    return { ...keys, record: this.#recordKey(runId, toolCallId) };
+  }
+
+  /** {@inheritDoc Store.startRun} */
+  async startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StoreRefusal> {
+    if (!isSafeRunId(request.runId)) return refuse("INVALID_RUN_ID");
+    const args = [
+      request.runId,
+      request.attemptId,
+      String(request.deadline),
+      String(request.budget.calls),
+      String(request.ttlMs),
+      String(request.now),
+    ];
+    for (const [tool, limit] of Object.entries(request.budget.perTool)) {
+      args.push(tool, String(limit));
+    }
+    const reply = await this.#call(START_RUN, [this.#runKey(request.runId)], args);
+    const status = replyStatus(reply);
+    if (status !== "OK") return refuse(status);
+    return { ok: true, run: this.#parse(() => toRun(reply.slice(1))) };
+  }
+
+  /** {@inheritDoc Store.getRun} */
+  async getRun(runId: string): Promise<RunState | null> {
+    if (!isSafeRunId(runId)) return null;
+    const reply = await this.#call(GET_RUN, [this.#runKey(runId)], []);
+    if (reply[0] === null) return null;
+    return this.#parse(() => toRun(reply.slice(1)));
+  }
+
+  /** {@inheritDoc Store.begin} */
+  async begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+    if (!isSafeRunId(request.runId)) return refuse("INVALID_RUN_ID");
+    if (!isSafeToolCallId(request.toolCallId)) return refuse("INVALID_TOOL_CALL_ID");
+    const expiresAt = request.now + request.ttlMs;
+    const reply = await this.#call(
+      BEGIN,
+      [this.#runKey(request.runId), this.#recordKey(request.runId, request.toolCallId)],
+      [
+        request.runId,
+        request.toolCallId,
+        request.toolName,
+        request.requestJson,
+        request.attemptId,
+        String(request.ttlMs),
+        String(request.now),
+        String(expiresAt),
+      ],
+    );
+    const status = replyStatus(reply);
+    if (status !== "OK") return refuse(status);
+    if (reply.length > 2) {
+      // A repeat of an attempt that already ran: the record as stored.
+      return { ok: true, record: this.#parse(() => toRecord(reply, RECORD_FIELDS)) };
+    }
+    return {
+      ok: true,
+      record: {
+        runId: request.runId,
+        toolCallId: request.toolCallId,
+        toolName: request.toolName,
+        status: "PROJECTING",
+        evidence: null,
+        requestJson: request.requestJson,
+        rawJson: null,
+        agentResultJson: null,
+        errorCode: null,
+        attemptId: request.attemptId,
+        createdAt: request.now,
+        updatedAt: request.now,
+        expiresAt: this.#parse(() => int(reply[1])),
+      },
+    };
+  }
+
+  /** {@inheritDoc Store.complete} */
+  async complete(
+    request: CompleteRequest,
+  ): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+    if (!isSafeRunId(request.runId) || !isSafeToolCallId(request.toolCallId)) {
+      return refuse("RECORD_EXPIRED");
+    }
+    const { outcome } = request;
+    const valid = isValidOutcome(outcome);
+    const ready = valid && outcome.status === "READY";
+    const rawJson = valid ? outcome.rawJson : null;
+    const agentResultJson = ready ? outcome.agentResultJson : null;
+    const { runId, toolCallId } = request;
+    const keys = [
+      this.#recordKey(runId, toolCallId),
+      this.#runKey(runId),
+      this.#progressKey(runId),
+    ];
+    const reply = await this.#call(COMPLETE, keys, [
+      request.toolCallId,
+      request.attemptId,
+      valid ? "1" : "0",
+      valid ? outcome.status : "",
+      ready ? outcome.evidence : "",
+      valid && outcome.status === "ERROR" ? outcome.errorCode : "",
+      rawJson === null ? "0" : "1",
+      rawJson ?? "",
+      agentResultJson === null ? "0" : "1",
+      agentResultJson ?? "",
+      String(request.now),
+    ]);
+    const status = replyStatus(reply);
+    if (status !== "OK") return refuse(status);
+    // The script verified that the stored payloads equal the ones sent: no need to read them back.
+    return {
+      ok: true,
+      record: this.#parse(() => toRecord(reply, COMPLETE_FIELDS, { rawJson, agentResultJson })),
+    };
+  }
+
+  /** {@inheritDoc Store.get} */
+  async get(runId: string, toolCallId: string): Promise<StoredRecord | null> {
+    if (!isSafeRunId(runId) || !isSafeToolCallId(toolCallId)) return null;
+    const reply = await this.#call(GET, [this.#recordKey(runId, toolCallId)], []);
+    if (reply[0] === null) return null;
+    return this.#parse(() => toRecord(reply, RECORD_FIELDS));
+  }
+
+  /** {@inheritDoc Store.endRun} */
+  async endRun(
+    request: EndRunRequest,
+  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | StoreRefusal> {
+    if (!isSafeRunId(request.runId)) return refuse("RUN_NOT_FOUND");
+    const keys = [this.#runKey(request.runId), this.#progressKey(request.runId)];
+    const reply = await this.#call(END_RUN, keys, [String(request.now)]);
+    const status = replyStatus(reply);
+    if (status !== "OK") return refuse(status);
+    return this.#parse(() => {
+      const items = int(reply[1]);
+      return {
+        ok: true as const,
+        run: toRun(reply.slice(2, 2 + items)),
+        toolCallIds: reply.slice(2 + items).map(text),
+      };
+    });
+  }
+
+  /** {@inheritDoc Store.readFacts} */
+  async readFacts(request: ReadFactsRequest): Promise<{ rows: FactRow[]; omitted: number }> {
+    const { runId } = request;
+    if (!isSafeRunId(runId)) return { rows: [], omitted: 0 };
+    const recordKeys: string[] = [];
+    for (const identity of request.identities) {
+      // Other runs' identities are excluded; an unsafe ID cannot name a stored record.
+      if (identity.runId !== runId || !isSafeToolCallId(identity.toolCallId)) continue;
+      recordKeys.push(this.#recordKey(runId, identity.toolCallId));
+    }
+    if (recordKeys.length === 0) return { rows: [], omitted: 0 };
+    const reply = await this.#call(READ_FACTS, recordKeys, [
+      runId,
+      capArg(request.maxFacts),
+      capArg(request.maxBytes),
+    ]);
+    if (replyStatus(reply) !== "OK") throw storeUnavailable(unreadable());
+    return this.#parse(() => {
+      const rows: FactRow[] = [];
+      const width = FACT_FIELDS.length;
+      for (let i = 2; i + width <= reply.length; i += width) {
+        rows.push({
+          runId,
+          toolCallId: text(reply[i]),
+          toolName: text(reply[i + 1]),
+          status: "READY",
+          evidence: text(reply[i + 2]) as EvidenceStatus,
+          agentResultJson: text(reply[i + 3]),
+          updatedAt: int(reply[i + 4]),
+        });
+      }
+      return { rows, omitted: int(reply[1]) };
+    });
+  }
+
+  #runKey(runId: string): string {
+    return `${this.#prefix}:{${runId}}:run`;
+  }
+
+  #progressKey(runId: string): string {
+    return `${this.#prefix}:{${runId}}:progress`;
+  }
+
+  #recordKey(runId: string, toolCallId: string): string {
+    return `${this.#prefix}:{${runId}}:call:${toolCallId}`;
+  }
+
+  /** Runs a decoding step; a malformed reply is a store failure, not a crash. */
+  #parse<T>(decode: () => T): T {
+    try {
+      return decode();
+    } catch (error) {
+      throw storeUnavailable(error);
+    }
+  }
+
+  /** One script, one round trip: EVALSHA, then EVAL only when Redis lost the script. */
+  async #call(script: LuaScript, keys: string[], args: string[]): Promise<Reply> {
+    const attempt = async (): Promise<Reply> => {
+      const sha = (await scriptShas()).get(script)!;
+      let reply: unknown;
+      try {
+        reply = await this.#redis.evalsha(sha, keys, args);
+      } catch (error) {
+        if (!isNoScript(error)) throw error;
+        reply = await this.#redis.eval(script.source, keys, args);
+      }
+      return decodeReply(reply);
+    };
+    try {
+      if (this.#timeoutMs > MAX_TIMER_MS) return await attempt();
+      return await withTimeout(attempt(), this.#timeoutMs);
+    } catch (error) {
+      throw storeUnavailable(error);
+    }
+  }
+}
+
+async function withTimeout<T>(operation: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new RedisStoreError("TimeoutError", `No answer from Redis within ${ms} ms`)),
+      ms,
+    );
+  });
+  operation.catch(() => {}); // a late failure after the timeout is not unhandled
+  try {
+    return await Promise.race([operation, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

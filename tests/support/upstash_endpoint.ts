@@ -1,0 +1,420 @@
+/**
+ * An Upstash-compatible REST endpoint in front of a local redis-server, for tests and local
+ * development: `POST /` (one command), `/pipeline`, `/multi-exec`, bearer auth,
+ * `Upstash-Encoding: base64` at every depth, Upstash's error statuses. It counts requests,
+ * records commands, and injects faults: 5xx answers, responses dropped after the command ran
+ * (the connection is closed before any byte of the answer, so the client's `fetch` throws and
+ * the client retries), and delays.
+ *
+ * It is a raw HTTP/1.1 server over `Deno.listen`, because dropping a response mid-request needs
+ * control of the socket that `Deno.serve` does not give.
+ *
+ * @module
+ */
+import { type RespConnection, RespError, RespStatus, type RespValue } from "./resp.ts";
+
+/** Options of {@linkcode startUpstashEndpoint}. */
+export interface UpstashEndpointOptions {
+  /** Opens a connection to redis-server (called again after the connection is lost). */
+  connectRedis: () => Promise<RespConnection>;
+  /** Bearer token clients must send. @default "test-token" */
+  token?: string;
+  /** Port to listen on; a free one when omitted. */
+  port?: number;
+  /** Hostname to listen on. @default "127.0.0.1" */
+  hostname?: string;
+}
+
+/** One HTTP request as the endpoint received it. */
+export interface RecordedRequest {
+  /** `/`, `/pipeline` or `/multi-exec` (or anything else that was asked). */
+  path: string;
+  /** The commands in it, arguments as strings. */
+  commands: string[][];
+}
+
+/** A running endpoint and its controls. */
+export interface UpstashEndpoint {
+  /** `http://127.0.0.1:<port>`: the UPSTASH_REDIS_REST_URL. */
+  readonly url: string;
+  /** The UPSTASH_REDIS_REST_TOKEN. */
+  readonly token: string;
+  /** HTTP requests received since the start or the last {@linkcode UpstashEndpoint.reset}. */
+  readonly requests: number;
+  /** The requests, in arrival order. */
+  readonly log: readonly RecordedRequest[];
+  /** Every command of {@linkcode UpstashEndpoint.log}, flattened, names upper-cased. */
+  commands(): string[][];
+  /** Clears the counter and the log. */
+  reset(): void;
+  /** Answers the next `count` requests with `status` without running them. */
+  failNext(count: number, status?: number): void;
+  /** Runs the next `count` requests, then closes the connection instead of answering. */
+  dropNext(count: number): void;
+  /** Delays every answer by `ms` (after the command ran) until set back to 0. */
+  setDelay(ms: number): void;
+  /** Stops listening, closes client connections and the redis connection. */
+  stop(): Promise<void>;
+}
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+interface HttpRequest {
+  method: string;
+  path: string;
+  headers: Map<string, string>;
+  body: Uint8Array;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const MAX_BODY = 10 * 1024 * 1024; // Upstash's request size limit
+
+/**
+ * Starts the endpoint.
+ *
+ * @param options How to reach redis, the token and the port.
+ * @returns The endpoint and its fault controls.
+ */
+export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEndpoint {
+  const token = options.token ?? "test-token";
+  const listener = Deno.listen({
+    hostname: options.hostname ?? "127.0.0.1",
+    port: options.port ?? 0,
+  });
+  const conns = new Set<Deno.Conn>();
+  const handlers = new Set<Promise<void>>();
+  let log: RecordedRequest[] = [];
+  let requests = 0;
+  let failing: { count: number; status: number } = { count: 0, status: 503 };
+  let dropping = 0;
+  let delayMs = 0;
+  let redis: RespConnection | undefined;
+  let connecting: Promise<RespConnection> | undefined;
+  let stopped = false;
+
+  const getRedis = async (): Promise<RespConnection> => {
+    if (redis !== undefined && !redis.closed) return redis;
+    connecting ??= options.connectRedis().finally(() => (connecting = undefined));
+    redis = await connecting;
+    return redis;
+  };
+
+  const execute = async (
+    path: string,
+    body: Json,
+    base64: boolean,
+  ): Promise<{ status: number; body: Json }> => {
+    const normalized = path.replace(/\/+$/, "") || "/";
+    if (normalized === "/") {
+      const command = toCommand(body);
+      if (command === null) return { status: 400, body: { error: "ERR malformed command" } };
+      log.push({ path: normalized, commands: [command] });
+      const reply = await (await getRedis()).command(command);
+      if (reply instanceof RespError) return { status: 400, body: { error: reply.text } };
+      return { status: 200, body: { result: toJson(reply, base64, true) } };
+    }
+    if (normalized === "/pipeline" || normalized === "/multi-exec") {
+      const commands = Array.isArray(body) ? body.map(toCommand) : null;
+      if (commands === null || commands.length === 0 || commands.some((c) => c === null)) {
+        return { status: 400, body: { error: "ERR malformed pipeline" } };
+      }
+      const list = commands as string[][];
+      log.push({ path: normalized, commands: list });
+      const connection = await getRedis();
+      if (normalized === "/pipeline") {
+        const replies = await connection.commands(list);
+        return { status: 200, body: replies.map((reply) => toEntry(reply, base64)) };
+      }
+      // One write: MULTI, the commands, EXEC; nothing else can come in between on this connection.
+      const replies = await connection.commands([["MULTI"], ...list, ["EXEC"]]);
+      const exec = replies[replies.length - 1];
+      if (exec instanceof RespError) return { status: 400, body: { error: exec.text } };
+      if (!Array.isArray(exec)) {
+        return { status: 400, body: { error: "ERR transaction discarded" } };
+      }
+      return { status: 200, body: exec.map((reply) => toEntry(reply, base64)) };
+    }
+    return { status: 404, body: { error: "ERR unknown endpoint" } };
+  };
+
+  const respond = async (request: HttpRequest): Promise<{ status: number; body: Json } | null> => {
+    requests++;
+    if (request.headers.get("authorization") !== `Bearer ${token}`) {
+      return { status: 401, body: { error: "Unauthorized" } };
+    }
+    if (request.method !== "POST") return { status: 405, body: { error: "Method not allowed" } };
+    if (failing.count > 0) {
+      failing.count--;
+      return { status: failing.status, body: { error: "Injected failure" } };
+    }
+    let body: Json;
+    try {
+      body = JSON.parse(decoder.decode(request.body));
+    } catch {
+      return { status: 400, body: { error: "ERR failed to parse the request body" } };
+    }
+    const base64 = request.headers.get("upstash-encoding")?.toLowerCase() === "base64";
+    let answer: { status: number; body: Json };
+    try {
+      answer = await execute(request.path, body, base64);
+    } catch {
+      answer = { status: 503, body: { error: "Service unavailable: redis is unreachable" } };
+    }
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (dropping > 0) {
+      dropping--;
+      return null;
+    }
+    return answer;
+  };
+
+  const serveConn = async (conn: Deno.Conn): Promise<void> => {
+    const reader = new HttpReader(conn);
+    try {
+      while (!stopped) {
+        const request = await reader.next();
+        if (request === null) break;
+        const answer = await respond(request);
+        if (answer === null || stopped) break; // dropped: close without answering
+        await writeAll(conn, formatResponse(answer.status, answer.body));
+      }
+    } catch {
+      // a client went away or sent garbage
+    } finally {
+      conns.delete(conn);
+      try {
+        conn.close();
+      } catch {
+        // already closed
+      }
+    }
+  };
+
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) {
+        conns.add(conn);
+        const handler = serveConn(conn);
+        handlers.add(handler);
+        handler.finally(() => handlers.delete(handler));
+      }
+    } catch {
+      // the listener was closed
+    }
+  })();
+
+  return {
+    url: `http://127.0.0.1:${listener.addr.port}`,
+    token,
+    get requests() {
+      return requests;
+    },
+    get log() {
+      return log;
+    },
+    commands: () => log.flatMap((entry) => entry.commands),
+    reset() {
+      log = [];
+      requests = 0;
+    },
+    failNext(count, status = 503) {
+      failing = { count, status };
+    },
+    dropNext(count) {
+      dropping = count;
+    },
+    setDelay(ms) {
+      delayMs = ms;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      listener.close();
+      for (const conn of conns) {
+        try {
+          conn.close();
+        } catch {
+          // already closed
+        }
+      }
+      await accepting;
+      await redis?.close();
+      await Promise.allSettled([...handlers]);
+    },
+  };
+}
+
+function toCommand(value: Json): string[] | null {
+  if (!Array.isArray(value) || value.length === 0) return null;
+  const out: string[] = [];
+  for (const arg of value) {
+    if (typeof arg === "string") out.push(arg);
+    else if (typeof arg === "number" || typeof arg === "boolean") out.push(String(arg));
+    else return null;
+  }
+  return out;
+}
+
+function toEntry(reply: RespValue, base64: boolean): Json {
+  return reply instanceof RespError
+    ? { error: reply.text }
+    : { result: toJson(reply, base64, false) };
+}
+
+/** Strings are base64 at every depth when asked, except a top-level OK, as Upstash does. */
+function toJson(reply: RespValue, base64: boolean, topLevel: boolean): Json {
+  if (reply === null || typeof reply === "number") return reply;
+  if (reply instanceof RespStatus) {
+    if (!base64 || (topLevel && reply.text === "OK")) return reply.text;
+    return encodeBase64(encoder.encode(reply.text));
+  }
+  if (reply instanceof RespError) return reply.text;
+  if (reply instanceof Uint8Array) return base64 ? encodeBase64(reply) : decoder.decode(reply);
+  return reply.map((item) => toJson(item, base64, false));
+}
+
+function encodeBase64(bytes: Uint8Array): string {
+  let binary = "";
+  const step = 0x8000;
+  for (let i = 0; i < bytes.length; i += step) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + step));
+  }
+  return btoa(binary);
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: "OK",
+  400: "Bad Request",
+  401: "Unauthorized",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  413: "Payload Too Large",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+};
+
+function formatResponse(status: number, body: Json): Uint8Array {
+  const payload = encoder.encode(JSON.stringify(body));
+  const head = encoder.encode(
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? "Status"}\r\n` +
+      "content-type: application/json\r\n" +
+      `content-length: ${payload.length}\r\n\r\n`,
+  );
+  const out = new Uint8Array(head.length + payload.length);
+  out.set(head);
+  out.set(payload, head.length);
+  return out;
+}
+
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) offset += await conn.write(bytes.subarray(offset));
+}
+
+/** Reads HTTP/1.1 requests (Content-Length or chunked bodies) from one connection. */
+class HttpReader {
+  readonly #conn: Deno.Conn;
+  #buffer = new Uint8Array(0);
+  #eof = false;
+
+  constructor(conn: Deno.Conn) {
+    this.#conn = conn;
+  }
+
+  async next(): Promise<HttpRequest | null> {
+    const headEnd = await this.#until(() => indexOf(this.#buffer, "\r\n\r\n"));
+    if (headEnd < 0) return null;
+    const head = decoder.decode(this.#buffer.subarray(0, headEnd)).split("\r\n");
+    this.#consume(headEnd + 4);
+    const [method = "", target = "/"] = (head[0] ?? "").split(" ");
+    const headers = new Map<string, string>();
+    for (const line of head.slice(1)) {
+      const colon = line.indexOf(":");
+      if (colon > 0) {
+        headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
+      }
+    }
+    let body: Uint8Array;
+    if (headers.get("transfer-encoding")?.toLowerCase().includes("chunked")) {
+      body = await this.#chunked();
+    } else {
+      const length = Number(headers.get("content-length") ?? "0");
+      if (!Number.isSafeInteger(length) || length < 0 || length > MAX_BODY) {
+        throw new Error("Bad content-length");
+      }
+      body = await this.#take(length);
+    }
+    const path = new URL(target, "http://localhost").pathname;
+    return { method, path, headers, body };
+  }
+
+  async #chunked(): Promise<Uint8Array> {
+    const parts: Uint8Array[] = [];
+    let total = 0;
+    while (true) {
+      const end = await this.#until(() => indexOf(this.#buffer, "\r\n"));
+      if (end < 0) throw new Error("Truncated chunk");
+      const size = parseInt(decoder.decode(this.#buffer.subarray(0, end)), 16);
+      this.#consume(end + 2);
+      if (!Number.isFinite(size) || size < 0 || total + size > MAX_BODY) {
+        throw new Error("Bad chunk");
+      }
+      if (size === 0) {
+        await this.#take(2);
+        break;
+      }
+      parts.push(await this.#take(size));
+      total += size;
+      await this.#take(2);
+    }
+    const out = new Uint8Array(total);
+    let at = 0;
+    for (const part of parts) {
+      out.set(part, at);
+      at += part.length;
+    }
+    return out;
+  }
+
+  async #take(length: number): Promise<Uint8Array> {
+    const ok = await this.#until(() => (this.#buffer.length >= length ? length : -1));
+    if (ok < 0) throw new Error("Truncated body");
+    const out = this.#buffer.slice(0, length);
+    this.#consume(length);
+    return out;
+  }
+
+  async #until(find: () => number): Promise<number> {
+    const chunk = new Uint8Array(64 * 1024);
+    while (true) {
+      const found = find();
+      if (found >= 0 || this.#eof) return found;
+      const n = await this.#conn.read(chunk);
+      if (n === null) {
+        this.#eof = true;
+        continue;
+      }
+      const next = new Uint8Array(this.#buffer.length + n);
+      next.set(this.#buffer);
+      next.set(chunk.subarray(0, n), this.#buffer.length);
+      this.#buffer = next;
+    }
+  }
+
+  #consume(length: number): void {
+    this.#buffer = this.#buffer.slice(length);
+  }
+}
+
+function indexOf(buffer: Uint8Array, text: string): number {
+  const needle = encoder.encode(text);
+  outer: for (let i = 0; i + needle.length <= buffer.length; i++) {
+    for (let j = 0; j < needle.length; j++) {
+      if (buffer[i + j] !== needle[j]) continue outer;
+    }
+    return i;
+  }
+  return -1;
+}

@@ -1,0 +1,114 @@
+/**
+ * One call to get a real redis-server with an Upstash-compatible REST endpoint in front of it,
+ * for every test that needs the Upstash store: conformance, HTTP, benchmarks, reliability.
+ *
+ * @example
+ * ```ts ignore
+ * const fixture = await startUpstashFixture();
+ * try {
+ *   const store = new UpstashStore({ redis: fixture.createRedis() });
+ *   // ...
+ * } finally {
+ *   await fixture.stop();
+ * }
+ * ```
+ *
+ * @module
+ */
+import { Redis, type RedisConfigNodejs } from "@upstash/redis";
+import { type RedisServer, startRedisServer } from "./redis_server.ts";
+import { type RespConnection, RespError } from "./resp.ts";
+import { startUpstashEndpoint, type UpstashEndpoint } from "./upstash_endpoint.ts";
+
+/** Options of {@linkcode startUpstashFixture}. */
+export interface UpstashFixtureOptions {
+  /** Run redis-server as a single-node cluster owning every slot. @default false */
+  cluster?: boolean;
+  /** The endpoint's bearer token. @default "test-token" */
+  token?: string;
+}
+
+/** A redis-server, the REST endpoint in front of it, and ways to talk to both. */
+export interface UpstashFixture {
+  /** The redis-server process (pause, resume, kill, restart). */
+  readonly server: RedisServer;
+  /** The REST endpoint (counters, command log, fault injection). */
+  readonly endpoint: UpstashEndpoint;
+  /**
+   * A new `@upstash/redis` client pointed at the endpoint, with the client's defaults
+   * (retries, base64 responses, automatic deserialization, auto-pipelining) unless overridden.
+   */
+  createRedis(overrides?: Partial<RedisConfigNodejs>): Redis;
+  /** Runs one command on redis-server directly (not through the endpoint, not counted). */
+  direct(args: readonly string[]): Promise<unknown>;
+  /**
+   * Records every command redis-server runs (also those inside Lua scripts) until the returned
+   * function is called, which resolves to the lines seen, e.g.
+   * `1700000000.123456 [0 lua] "HSET" "k" ...`.
+   */
+  monitor(): Promise<() => Promise<string[]>>;
+  /** Stops the endpoint and redis-server. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts redis-server on a free loopback port and the REST endpoint in front of it.
+ *
+ * @param options Cluster mode and token.
+ * @returns The fixture; call `stop()` when done.
+ */
+export async function startUpstashFixture(
+  options: UpstashFixtureOptions = {},
+): Promise<UpstashFixture> {
+  const server = await startRedisServer({ cluster: options.cluster ?? false });
+  const endpoint = startUpstashEndpoint({
+    connectRedis: () => server.connect(),
+    ...(options.token === undefined ? {} : { token: options.token }),
+  });
+  let directConn: RespConnection | undefined;
+  const monitors = new Set<RespConnection>();
+  return {
+    server,
+    endpoint,
+    createRedis: (overrides = {}) =>
+      new Redis({ url: endpoint.url, token: endpoint.token, enableTelemetry: false, ...overrides }),
+    async direct(args) {
+      if (directConn === undefined || directConn.closed) directConn = await server.connect();
+      return fromResp(await directConn.command(args));
+    },
+    async monitor() {
+      const lines: string[] = [];
+      const conn = await server.connect();
+      monitors.add(conn);
+      await conn.monitor((line) => lines.push(line));
+      return async () => {
+        // An ECHO through another connection marks the end of what this monitor must have seen.
+        const marker = `monitor-end-${crypto.randomUUID()}`;
+        const probe = await server.connect();
+        await probe.command(["ECHO", marker]);
+        await probe.close();
+        const until = Date.now() + 2_000;
+        while (!lines.some((line) => line.includes(marker)) && Date.now() < until) {
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        monitors.delete(conn);
+        await conn.close();
+        return lines.filter((line) => !line.includes(marker));
+      };
+    },
+    async stop() {
+      await endpoint.stop();
+      await directConn?.close();
+      for (const conn of monitors) await conn.close();
+      await server.stop();
+    },
+  };
+}
+
+function fromResp(value: unknown): unknown {
+  if (value instanceof Uint8Array) return new TextDecoder().decode(value);
+  if (value instanceof RespError) throw new Error(value.text);
+  if (Array.isArray(value)) return value.map(fromResp);
+  if (value !== null && typeof value === "object" && "text" in value) return value.text;
+  return value;
+}
