@@ -1,0 +1,93 @@
+/**
+ * Figure 3: the boundary on the MemoryStore against calling the tool and the projector
+ * directly with the JSON work that must happen anyway (parse the arguments text, serialize the
+ * request, the raw response and the agent result). Raw payloads of 1 KiB and 64 KiB.
+ *
+ * Run: `deno task bench` (or `deno bench -A bench/memory_bench.ts`).
+ *
+ * The tool returns a prebuilt raw object, so the tool itself costs nothing: the ratio is the
+ * boundary's cost over the least a caller must do, the worst case for the boundary.
+ */
+import { defineTool, type ProjectorOutput, ToolBoundary } from "../src/mod.ts";
+import { MemoryStore } from "../src/stores/memory.ts";
+import { benchOptions, type LogRaw, logRaw } from "./_common.ts";
+
+const INPUT_TEXT = '{"service":"api","query":"timeout","window":"24h","limit":50}';
+const CALLS_PER_RUN = 100; // the default run budget
+const RUNS_PER_STORE = 10;
+
+function project(raw: LogRaw): ProjectorOutput {
+  return {
+    evidence: raw.hits.length > 0 ? "EVIDENCE_FOUND" : "NO_EVIDENCE",
+    scope: `logs of ${raw.service} matching "${raw.query}", last 24 hours`,
+    content: raw.hits.slice(0, 5).map((hit) => `${hit.ts} ${hit.level} ${hit.line}`),
+  };
+}
+
+let sink = 0;
+
+for (const [label, bytes] of [["1 KiB", 1024], ["64 KiB", 65_536]] as const) {
+  const raw = logRaw(bytes);
+  const tool = defineTool({
+    name: "search_logs",
+    readOnly: true,
+    execute: () => raw,
+    project,
+  });
+  const group = `memory ${label}`;
+  const signal = new AbortController().signal;
+
+  Deno.bench({
+    ...benchOptions,
+    name: `direct: JSON.parse + tool + projector + 3x JSON.stringify, ${label} raw`,
+    group,
+    baseline: true,
+    async fn(b) {
+      b.start();
+      const input = JSON.parse(INPUT_TEXT);
+      const requestJson = JSON.stringify(input);
+      const result = await tool.execute(input, { signal, run: undefined!, toolCallId: "call_1" });
+      const rawJson = JSON.stringify(result);
+      const projection = await tool.project(result, {
+        run: undefined!,
+        toolCallId: "call_1",
+        input,
+      });
+      const agentJson = JSON.stringify(projection);
+      b.end();
+      sink += requestJson.length + rawJson.length + agentJson.length;
+    },
+  });
+
+  let boundary: ToolBoundary | undefined;
+  let run: Awaited<ReturnType<ToolBoundary["startRun"]>> | undefined;
+  let calls = 0;
+  Deno.bench({
+    ...benchOptions,
+    name: `ToolBoundary.invoke on MemoryStore, ${label} raw`,
+    group,
+    async fn(b) {
+      // A realistic run of 100 calls, a fresh store every 10 runs; set up outside the timing.
+      if (calls % (CALLS_PER_RUN * RUNS_PER_STORE) === 0) {
+        boundary = new ToolBoundary({ store: new MemoryStore(), tools: [tool] });
+      }
+      if (calls % CALLS_PER_RUN === 0) {
+        run = await boundary!.startRun({ ttlMs: 600_000, budget: { calls: CALLS_PER_RUN } });
+      }
+      const toolCallId = `call_${calls++}`;
+      b.start();
+      const result = await boundary!.invoke(run!, {
+        toolCallId,
+        runId: run!.runId,
+        toolName: "search_logs",
+        input: INPUT_TEXT,
+      });
+      b.end();
+      if (result.status !== "READY") throw new Error(`invoke failed: ${JSON.stringify(result)}`);
+    },
+  });
+}
+
+globalThis.addEventListener("unload", () => {
+  if (sink === -1) console.log(sink);
+});
