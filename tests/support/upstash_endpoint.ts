@@ -41,6 +41,10 @@ export interface UpstashEndpoint {
   readonly token: string;
   /** HTTP requests received since the start or the last {@linkcode UpstashEndpoint.reset}. */
   readonly requests: number;
+  /** Requests being handled now (received, not yet answered or dropped). */
+  readonly inFlight: number;
+  /** Resolves once no request is being handled. */
+  idle(): Promise<void>;
   /** The requests, in arrival order. */
   readonly log: readonly RecordedRequest[];
   /** Every command of {@linkcode UpstashEndpoint.log}, flattened, names upper-cased. */
@@ -86,6 +90,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
   const handlers = new Set<Promise<void>>();
   let log: RecordedRequest[] = [];
   let requests = 0;
+  let inFlight = 0;
   let failing: { count: number; status: number } = { count: 0, status: 503 };
   let dropping = 0;
   let delayMs = 0;
@@ -175,7 +180,13 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
       while (!stopped) {
         const request = await reader.next();
         if (request === null) break;
-        const answer = await respond(request);
+        inFlight++;
+        let answer: { status: number; body: Json } | null;
+        try {
+          answer = await respond(request);
+        } finally {
+          inFlight--;
+        }
         if (answer === null || stopped) break; // dropped: close without answering
         await writeAll(conn, formatResponse(answer.status, answer.body));
       }
@@ -209,6 +220,12 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
     token,
     get requests() {
       return requests;
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    async idle() {
+      while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
     },
     get log() {
       return log;

@@ -1,0 +1,583 @@
+/**
+ * UpstashStore beyond the shared conformance suite: round trips, TTL discipline, NOSCRIPT,
+ * client retries under dropped responses, awkward IDs, redaction, time bounds. Always through
+ * the real `@upstash/redis` client, over HTTP, against a real redis-server.
+ */
+import assert from "node:assert/strict";
+import { BoundaryError } from "../src/core/errors.ts";
+import type { CompleteOutcome, StoredRecord } from "../src/core/store.ts";
+import { ToolBoundary } from "../src/core/boundary.ts";
+import { RedisStoreError, UpstashStore } from "../src/stores/upstash/mod.ts";
+import { createFakeToolkit } from "../src/testing/mod.ts";
+import { startUpstashFixture, type UpstashFixture } from "./support/upstash_fixture.ts";
+
+const CANARY = "canary-7c1f-secret";
+
+async function withFixture(
+  fn: (fixture: UpstashFixture) => Promise<void>,
+  options: Parameters<typeof startUpstashFixture>[0] = {},
+): Promise<void> {
+  const fixture = await startUpstashFixture(options);
+  try {
+    await fn(fixture);
+  } finally {
+    await fixture.stop();
+  }
+}
+
+let seq = 0;
+const id = (prefix: string) => `${prefix}-${++seq}-${crypto.randomUUID().slice(0, 8)}`;
+
+async function startRun(store: UpstashStore, runId = id("run"), calls = 100): Promise<string> {
+  const now = Date.now();
+  const started = await store.startRun({
+    runId,
+    deadline: now + 600_000,
+    budget: { calls, perTool: {} },
+    ttlMs: 1_200_000,
+    attemptId: id("start"),
+    now,
+  });
+  assert.equal(started.ok, true);
+  return runId;
+}
+
+function beginRequest(runId: string, toolCallId: string, over: Record<string, unknown> = {}) {
+  return {
+    runId,
+    toolCallId,
+    toolName: "search",
+    requestJson: '{"query":"disk"}',
+    attemptId: id("attempt"),
+    ttlMs: 60_000,
+    now: Date.now(),
+    ...over,
+  };
+}
+
+const READY: CompleteOutcome = {
+  status: "READY",
+  evidence: "EVIDENCE_FOUND",
+  rawJson: `{"hits":["a"],"secret":"${CANARY}"}`,
+  agentResultJson: '{"evidence":"EVIDENCE_FOUND","scope":"index","content":["a"]}',
+};
+
+/** Runs every script once, so the next request of each is a single EVALSHA. */
+async function warmScripts(store: UpstashStore): Promise<void> {
+  const runId = await startRun(store);
+  const request = beginRequest(runId, "call_warm");
+  assert.ok((await store.begin(request)).ok);
+  const done = await store.complete({
+    runId,
+    toolCallId: "call_warm",
+    attemptId: request.attemptId,
+    outcome: READY,
+    now: Date.now(),
+  });
+  assert.ok(done.ok);
+  await store.get(runId, "call_warm");
+  await store.getRun(runId);
+  const ended = await store.endRun({ runId, now: Date.now() });
+  assert.ok(ended.ok);
+  await store.readFacts({
+    runId,
+    identities: [{ runId, toolCallId: "call_warm" }],
+    maxFacts: 10,
+    maxBytes: 10_000,
+  });
+}
+
+/** Commands that set, change or drop a TTL. */
+const EXPIRY_COMMANDS = new Set(["EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT", "PERSIST", "GETEX"]);
+
+function isExpiryCommand(args: readonly string[]): boolean {
+  const name = (args[0] ?? "").toUpperCase();
+  if (EXPIRY_COMMANDS.has(name)) return true;
+  return name === "SET" &&
+    args.slice(3).some((a) => ["EX", "PX", "EXAT", "PXAT"].includes(a.toUpperCase()));
+}
+
+/** Parses a MONITOR line: `<ts> [<db> <source>] "CMD" "arg" ...`. */
+function parseMonitorLine(line: string): { lua: boolean; args: string[] } {
+  const bracket = line.indexOf("]");
+  const source = line.slice(line.indexOf("[") + 1, bracket);
+  const args = [...line.slice(bracket + 1).matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) =>
+    m[1]!.replace(/\\(.)/g, "$1")
+  );
+  return { lua: source.endsWith("lua"), args };
+}
+
+Deno.test("UpstashStore: one REST round trip per operation, two for the end-of-run projection", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const { endpoint } = fixture;
+    // The first use of each script in a fresh Redis costs EVALSHA + EVAL; measure after that.
+    await warmScripts(store);
+
+    const measured: Record<string, number> = {};
+    const measure = async (name: string, op: () => Promise<unknown>) => {
+      endpoint.reset();
+      await op();
+      measured[name] = endpoint.requests;
+      for (const entry of endpoint.log) {
+        assert.deepEqual(entry.commands.map((c) => c[0]), ["evalsha"], name);
+      }
+    };
+    const runId = id("run");
+    await measure("startRun", () => startRun(store, runId));
+    const request = beginRequest(runId, "call_1");
+    await measure("begin", () => store.begin(request));
+    await measure("complete", () =>
+      store.complete({
+        runId,
+        toolCallId: "call_1",
+        attemptId: request.attemptId,
+        outcome: READY,
+        now: Date.now(),
+      }));
+    await measure("get", () => store.get(runId, "call_1"));
+    await measure("getRun", () => store.getRun(runId));
+    await measure("endRun", () => store.endRun({ runId, now: Date.now() }));
+    await measure("readFacts", () =>
+      store.readFacts({
+        runId,
+        identities: [{ runId, toolCallId: "call_1" }],
+        maxFacts: 10,
+        maxBytes: 10_000,
+      }));
+    assert.deepEqual(measured, {
+      startRun: 1,
+      begin: 1,
+      complete: 1,
+      get: 1,
+      getRun: 1,
+      endRun: 1,
+      readFacts: 1,
+    });
+
+    // Through the boundary: a call is begin + complete; ending a run is two, for 1 or 60 calls.
+    const kit = createFakeToolkit();
+    const boundary = new ToolBoundary({ store, tools: kit.tools });
+    const endCost: Record<number, number> = {};
+    for (const calls of [1, 60]) {
+      const run = await boundary.startRun({ ttlMs: 60_000, budget: { calls } });
+      for (let i = 0; i < calls; i++) {
+        endpoint.reset();
+        const result = await boundary.invoke(run, {
+          toolCallId: `call_${i}`,
+          runId: run.runId,
+          toolName: kit.names.success,
+          input: { query: "disk" },
+        });
+        assert.equal(result.status, "READY");
+        assert.equal(endpoint.requests, 2, "invoke = begin + complete");
+      }
+      endpoint.reset();
+      const facts = await boundary.endRun(run);
+      assert.equal(facts.length, Math.min(calls, boundary.limits.factCount));
+      endCost[calls] = endpoint.requests;
+      // The projection reads no request or raw payload: the reply carries fact fields only.
+      assert.ok(!JSON.stringify(endpoint.log).includes("credential"));
+    }
+    assert.deepEqual(endCost, { 1: 2, 60: 2 });
+    console.log(
+      `round trips: ${JSON.stringify(measured)}, invoke 2, endRun+projection ${
+        JSON.stringify(endCost)
+      } (calls: round trips)`,
+    );
+  });
+});
+
+Deno.test("UpstashStore: the TTL is set once at creation; reads and complete never touch it", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = await startRun(store);
+    const keys = store.keys(runId, "call_ttl");
+    const recordKey = keys.record!;
+
+    const stopCreate = await fixture.monitor();
+    fixture.endpoint.reset();
+    const request = beginRequest(runId, "call_ttl", { ttlMs: 120_000 });
+    const begun = await store.begin(request);
+    assert.ok(begun.ok);
+    const created = (await stopCreate()).map(parseMonitorLine);
+    const createExpiry = created.filter((c) => isExpiryCommand(c.args));
+    assert.deepEqual(createExpiry.map((c) => c.args), [["PEXPIRE", recordKey, "120000"]]);
+    assert.ok(createExpiry.every((c) => c.lua), "set inside the begin script");
+
+    const expireTime = await fixture.direct(["PEXPIRETIME", recordKey]);
+    assert.equal(typeof expireTime, "number");
+    assert.ok(Math.abs((expireTime as number) - begun.record.expiresAt) < 1_000);
+
+    const stopAfter = await fixture.monitor();
+    fixture.endpoint.reset();
+    for (let i = 0; i < 3; i++) {
+      await store.get(runId, "call_ttl");
+      await store.getRun(runId);
+      assert.equal(await fixture.direct(["PEXPIRETIME", recordKey]), expireTime, "after reads");
+    }
+    const done = await store.complete({
+      runId,
+      toolCallId: "call_ttl",
+      attemptId: request.attemptId,
+      outcome: READY,
+      now: Date.now(),
+    });
+    assert.ok(done.ok);
+    assert.equal(done.record.expiresAt, begun.record.expiresAt);
+    assert.equal(await fixture.direct(["PEXPIRETIME", recordKey]), expireTime, "after complete");
+    // A second complete appends to the index that exists: it sets no TTL.
+    const second = beginRequest(runId, "call_ttl_2");
+    assert.ok((await store.begin(second)).ok);
+    const secondDone = await store.complete({
+      runId,
+      toolCallId: "call_ttl_2",
+      attemptId: second.attemptId,
+      outcome: READY,
+      now: Date.now(),
+    });
+    assert.ok(secondDone.ok);
+    await store.get(runId, "call_ttl");
+    await store.readFacts({
+      runId,
+      identities: [{ runId, toolCallId: "call_ttl" }],
+      maxFacts: 5,
+      maxBytes: 5_000,
+    });
+    await store.endRun({ runId, now: Date.now() });
+    assert.equal(await fixture.direct(["PEXPIRETIME", recordKey]), expireTime, "after the end");
+    const afterLines = (await stopAfter()).map(parseMonitorLine);
+
+    // Between creation and the end: no TTL command on the record or the run, from any source.
+    for (const entry of afterLines.filter((c) => isExpiryCommand(c.args))) {
+      assert.notEqual(entry.args[1], recordKey, `TTL touched: ${entry.args.join(" ")}`);
+      assert.notEqual(entry.args[1], keys.run, `TTL touched: ${entry.args.join(" ")}`);
+    }
+    // The only ones: the progress index, once, when complete created it; the second record, at
+    // its creation.
+    assert.deepEqual(
+      afterLines.filter((c) => isExpiryCommand(c.args)).map((c) => c.args.slice(0, 2)),
+      [["PEXPIRE", keys.progress], ["PEXPIRE", store.keys(runId, "call_ttl_2").record]],
+    );
+    const runTtl = await fixture.direct(["PEXPIRETIME", keys.run]);
+    assert.equal(
+      await fixture.direct(["PEXPIRETIME", keys.progress]),
+      runTtl,
+      "index dies with run",
+    );
+    // Nothing at the REST level either.
+    assert.equal(fixture.endpoint.commands().filter(isExpiryCommand).length, 0);
+  });
+});
+
+Deno.test("UpstashStore: complete on an expired record gives RECORD_EXPIRED and does not re-create it", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = await startRun(store);
+    const request = beginRequest(runId, "call_gone");
+    assert.ok((await store.begin(request)).ok);
+    // Expire it the way Redis would: the key is gone.
+    await fixture.direct(["DEL", store.keys(runId, "call_gone").record!]);
+    const done = await store.complete({
+      runId,
+      toolCallId: "call_gone",
+      attemptId: request.attemptId,
+      outcome: READY,
+      now: Date.now(),
+    });
+    assert.deepEqual(done, { ok: false, code: "RECORD_EXPIRED" });
+    assert.equal(await fixture.direct(["EXISTS", store.keys(runId, "call_gone").record!]), 0);
+    assert.equal(await fixture.direct(["EXISTS", store.keys(runId).progress]), 0);
+  });
+});
+
+Deno.test("UpstashStore: after SCRIPT FLUSH, EVALSHA gets NOSCRIPT and EVAL runs the script once", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = await startRun(store);
+    await store.getRun(runId);
+    assert.equal(await fixture.direct(["SCRIPT", "FLUSH"]), "OK");
+    fixture.endpoint.reset();
+    const state = await store.getRun(runId);
+    assert.equal(state?.runId, runId);
+    assert.deepEqual(fixture.endpoint.commands().map((c) => c[0]), ["evalsha", "eval"]);
+    fixture.endpoint.reset();
+    assert.equal((await store.getRun(runId))?.runId, runId);
+    assert.deepEqual(fixture.endpoint.commands().map((c) => c[0]), ["evalsha"], "loaded again");
+  });
+});
+
+Deno.test("UpstashStore: a begin whose response is dropped is retried by the client and counted once", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = await startRun(store, id("run"), 1);
+    const request = beginRequest(runId, "call_drop");
+    await warmScripts(store); // the next request is the begin alone
+    fixture.endpoint.reset();
+    fixture.endpoint.dropNext(1);
+    const begun = await store.begin(request);
+    assert.ok(begun.ok, "the retry is the same begin: not a duplicate, not over budget");
+    assert.equal(fixture.endpoint.requests, 2, "the client resent the request once");
+    assert.equal(
+      fixture.endpoint.commands().filter((c) => c[0] === "evalsha").length,
+      2,
+      "the script ran twice",
+    );
+    assert.equal(begun.record.attemptId, request.attemptId);
+    assert.equal(begun.record.status, "PROJECTING");
+    const run = await store.getRun(runId);
+    assert.equal(run?.used.calls, 1);
+    assert.equal(run?.used.perTool.search, 1);
+    // Another attempt at the same key is still a duplicate.
+    assert.deepEqual(await store.begin({ ...request, attemptId: id("other") }), {
+      ok: false,
+      code: "DUPLICATE_TOOL_CALL",
+    });
+  });
+});
+
+Deno.test("UpstashStore: a complete whose response is dropped returns the same outcome, indexed once", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    await warmScripts(store);
+    const runId = await startRun(store);
+    const request = beginRequest(runId, "call_drop");
+    assert.ok((await store.begin(request)).ok);
+    fixture.endpoint.reset();
+    fixture.endpoint.dropNext(1);
+    const done = await store.complete({
+      runId,
+      toolCallId: "call_drop",
+      attemptId: request.attemptId,
+      outcome: READY,
+      now: Date.now(),
+    });
+    assert.equal(fixture.endpoint.requests, 2);
+    assert.ok(done.ok);
+    assert.equal(done.record.status, "READY");
+    assert.deepEqual(done.record, await store.get(runId, "call_drop"));
+    const ended = await store.endRun({ runId, now: Date.now() });
+    assert.ok(ended.ok);
+    assert.deepEqual(ended.toolCallIds, ["call_drop"]);
+  });
+});
+
+Deno.test("UpstashStore: through the boundary, dropped responses on begin and complete still give one READY record", async () => {
+  await withFixture(async (fixture) => {
+    const kit = createFakeToolkit();
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const boundary = new ToolBoundary({ store, tools: kit.tools });
+    await warmScripts(store);
+    const run = await boundary.startRun({ ttlMs: 60_000, budget: { calls: 2 } });
+    const ids = ["call_a", "call_b"];
+    for (const [i, toolCallId] of ids.entries()) {
+      fixture.endpoint.reset();
+      fixture.endpoint.dropNext(i + 1); // begin's response, then also complete's
+      const result = await boundary.invoke(run, {
+        toolCallId,
+        runId: run.runId,
+        toolName: kit.names.success,
+        input: { query: "disk" },
+      });
+      assert.equal(result.status, "READY", JSON.stringify(result));
+      assert.equal(fixture.endpoint.requests, 2 + i + 1);
+    }
+    assert.equal(kit.counts.execute[kit.names.success], 2, "each tool ran once");
+    const state = await store.getRun(run.runId);
+    assert.equal(state?.used.calls, 2, "the run budget of 2 was enough");
+    const facts = await boundary.endRun(run);
+    assert.deepEqual(facts.map((f) => f.toolCallId), ids);
+  });
+});
+
+Deno.test("UpstashStore: IDs and payloads that look like JSON round-trip exactly, with or without automatic deserialization", async () => {
+  const awkward = ["123", "true", "null", "007", "1e3", "-0", "0.10"];
+  const payloads = [...awkward, '{"a":1}', '"x"', "[1,2]", " 42 ", "~", "!", "OK"];
+  for (const automaticDeserialization of [true, false]) {
+    await withFixture(async (fixture) => {
+      const store = new UpstashStore({ redis: fixture.createRedis({ automaticDeserialization }) });
+      for (const runId of awkward) {
+        await startRun(store, runId);
+        const run = await store.getRun(runId);
+        assert.equal(run?.runId, runId);
+        for (const [i, text] of payloads.entries()) {
+          const toolCallId = i < awkward.length ? text : `${i}`;
+          const request = beginRequest(runId, toolCallId, {
+            toolName: text,
+            requestJson: text,
+            attemptId: text + i,
+          });
+          const begun = await store.begin(request);
+          assert.ok(begun.ok, `${runId}/${toolCallId}`);
+          const done = await store.complete({
+            runId,
+            toolCallId,
+            attemptId: request.attemptId,
+            outcome: {
+              status: "READY",
+              evidence: "NO_EVIDENCE",
+              rawJson: text,
+              agentResultJson: text,
+            },
+            now: Date.now(),
+          });
+          assert.ok(done.ok);
+          const stored = await store.get(runId, toolCallId);
+          const expected: Partial<StoredRecord> = {
+            runId,
+            toolCallId,
+            toolName: text,
+            requestJson: text,
+            rawJson: text,
+            agentResultJson: text,
+            attemptId: text + i,
+          };
+          for (const [key, value] of Object.entries(expected)) {
+            assert.strictEqual(stored?.[key as keyof StoredRecord], value, `${key} of ${text}`);
+          }
+        }
+        const ended = await store.endRun({ runId, now: Date.now() });
+        assert.ok(ended.ok);
+        assert.deepEqual(
+          ended.toolCallIds,
+          payloads.map((t, i) => i < awkward.length ? t : `${i}`),
+        );
+        assert.equal(ended.run.runId, runId);
+        const facts = await store.readFacts({
+          runId,
+          identities: ended.toolCallIds.map((toolCallId) => ({ runId, toolCallId })),
+          maxFacts: 100,
+          maxBytes: 100_000,
+        });
+        assert.deepEqual(facts.rows.map((r) => r.agentResultJson), payloads);
+        assert.deepEqual(facts.rows.map((r) => r.toolName), payloads);
+      }
+    });
+  }
+});
+
+Deno.test("UpstashStore: Redis and transport errors become STORE_UNAVAILABLE with a redacted cause", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = await startRun(store);
+    const secretCall = `call_${CANARY}`;
+
+    const expectUnavailable = async (op: () => Promise<unknown>): Promise<RedisStoreError> => {
+      const error = await op().then(() => null, (e) => e);
+      assert.ok(error instanceof BoundaryError, String(error));
+      assert.equal(error.code, "STORE_UNAVAILABLE");
+      assert.ok(error.cause instanceof RedisStoreError);
+      const text = `${error.message} ${error.cause.name} ${error.cause.message} ${
+        JSON.stringify(error)
+      }`;
+      assert.ok(!text.includes(CANARY), `leaked an argument: ${text}`);
+      assert.ok(!/command was/i.test(text), text);
+      assert.ok(!text.includes(fixture.endpoint.url) && !text.includes("127.0.0.1"), text);
+      assert.ok(!text.includes(fixture.endpoint.token), text);
+      return error.cause;
+    };
+
+    // A Redis error: the record key holds a string, so the script's HMGET fails.
+    await fixture.direct(["SET", store.keys(runId, secretCall).record!, CANARY]);
+    const wrongType = await expectUnavailable(() => store.get(runId, secretCall));
+    assert.equal(wrongType.name, "UpstashError");
+    assert.match(wrongType.message, /WRONGTYPE/);
+
+    // An HTTP error status (not retried by the client).
+    fixture.endpoint.failNext(1, 500);
+    fixture.endpoint.reset();
+    const status = await expectUnavailable(() =>
+      store.begin(beginRequest(runId, "call_x", { requestJson: `{"k":"${CANARY}"}` }))
+    );
+    assert.equal(status.message, "Injected failure");
+    assert.equal(fixture.endpoint.requests, 1);
+
+    // The boundary maps it and the agent sees only the code.
+    const kit = createFakeToolkit();
+    const boundary = new ToolBoundary({ store, tools: kit.tools });
+    const run = await boundary.startRun({ ttlMs: 60_000 });
+    fixture.endpoint.failNext(1, 503);
+    const result = await boundary.invoke(run, {
+      toolCallId: "call_down",
+      runId: run.runId,
+      toolName: kit.names.success,
+      input: { query: CANARY },
+    });
+    assert.equal(result.status, "ERROR");
+    assert.equal(result.status === "ERROR" && result.code, "STORE_UNAVAILABLE");
+    assert.ok(!JSON.stringify(result).includes(CANARY));
+    assert.equal(kit.counts.execute[kit.names.success] ?? 0, 0, "the tool never ran");
+
+    // Nobody listening: fetch throws, the client gives up after its retries.
+    const closed = fixture.createRedis({ retry: { retries: 1, backoff: () => 5 } });
+    await fixture.endpoint.stop();
+    const refused = await expectUnavailable(() =>
+      new UpstashStore({ redis: closed }).getRun(runId)
+    );
+    assert.equal(refused.name, "TypeError");
+  });
+});
+
+Deno.test("UpstashStore: a hung Redis is bounded by timeoutMs", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis(), timeoutMs: 300 });
+    const runId = await startRun(store);
+    fixture.server.pause();
+    const started = Date.now();
+    try {
+      const error = await store.getRun(runId).then(() => null, (e) => e);
+      const elapsed = Date.now() - started;
+      assert.ok(error instanceof BoundaryError);
+      assert.equal(error.code, "STORE_UNAVAILABLE");
+      assert.ok(error.cause instanceof RedisStoreError);
+      assert.equal(error.cause.name, "TimeoutError");
+      assert.ok(elapsed >= 290 && elapsed < 2_000, `took ${elapsed} ms`);
+    } finally {
+      fixture.server.resume();
+    }
+    // The late request completes once Redis is back; nothing is left pending.
+    await fixture.endpoint.idle();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal((await store.getRun(runId))?.runId, runId);
+  });
+});
+
+Deno.test("UpstashStore: refuses unsafe IDs before they reach a key", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    fixture.endpoint.reset();
+    for (const runId of ["a}b", "{x}", "a b", "", "r/1", "x".repeat(129)]) {
+      assert.deepEqual(
+        await store.startRun({
+          runId,
+          deadline: Date.now() + 1_000,
+          budget: { calls: 1, perTool: {} },
+          ttlMs: 1_000,
+          attemptId: "a",
+          now: Date.now(),
+        }),
+        { ok: false, code: "INVALID_RUN_ID" },
+      );
+      assert.equal(await store.getRun(runId), null);
+      assert.throws(() => store.keys(runId), TypeError);
+    }
+    const runId = await startRun(store);
+    fixture.endpoint.reset();
+    for (const toolCallId of ["call{1}", "call 1", "", "call\n1", "x".repeat(257)]) {
+      assert.deepEqual(await store.begin(beginRequest(runId, toolCallId)), {
+        ok: false,
+        code: "INVALID_TOOL_CALL_ID",
+      });
+      assert.equal(await store.get(runId, toolCallId), null);
+    }
+    assert.equal(fixture.endpoint.requests, 0, "nothing unsafe was sent");
+    assert.throws(
+      () => new UpstashStore({ redis: fixture.createRedis(), prefix: "a{b}" }),
+      TypeError,
+    );
+    assert.throws(
+      () => new UpstashStore({ redis: fixture.createRedis(), timeoutMs: 0 }),
+      RangeError,
+    );
+  });
+});
