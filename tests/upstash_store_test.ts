@@ -362,7 +362,7 @@ Deno.test("UpstashStore: a complete whose response is dropped returns the same o
   });
 });
 
-Deno.test("UpstashStore: through the boundary, dropped responses on begin and complete still give one READY record", async () => {
+Deno.test("UpstashStore: through the boundary, a begin resent by fetch or by the client still gives one READY record", async () => {
   await withFixture(async (fixture) => {
     const kit = createFakeToolkit();
     const store = new UpstashStore({ redis: fixture.createRedis() });
@@ -372,7 +372,8 @@ Deno.test("UpstashStore: through the boundary, dropped responses on begin and co
     const ids = ["call_a", "call_b"];
     for (const [i, toolCallId] of ids.entries()) {
       fixture.endpoint.reset();
-      fixture.endpoint.dropNext(i + 1); // begin's response, then also complete's
+      // One drop: fetch resends on a new connection. Two: fetch throws, @upstash/redis retries.
+      fixture.endpoint.dropNext(i + 1);
       const result = await boundary.invoke(run, {
         toolCallId,
         runId: run.runId,
