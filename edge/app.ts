@@ -1,0 +1,84 @@
+/**
+ * What every entry point shares: read the configuration, pick the store, build the app.
+ *
+ * Configuration (environment variables, or bindings on Cloudflare):
+ * - `AGENT_TOKEN`, `HARNESS_TOKEN`: required (at least 16 characters each).
+ * - `UPSTASH_REDIS_REST_URL`, `UPSTASH_REDIS_REST_TOKEN`: when both are set the Upstash store is
+ *   used; otherwise the in-memory store (one process only, lost on restart).
+ *
+ * @module
+ */
+import type { Hono } from "hono";
+import { type AnyToolDefinition, type Store, ToolBoundary } from "../src/mod.ts";
+import { type AppEnv, createApp } from "../src/http/mod.ts";
+import { MemoryStore } from "../src/stores/memory.ts";
+import { type UpstashRedisClient, UpstashStore } from "../src/stores/upstash/mod.ts";
+import { TOOLS } from "./tools.ts";
+
+/** The variables an entry point reads. */
+export interface EdgeConfig {
+  /** Bearer token of the agent role. */
+  AGENT_TOKEN?: string | undefined;
+  /** Bearer token of the harness role. */
+  HARNESS_TOKEN?: string | undefined;
+  /** Upstash REST URL. */
+  UPSTASH_REDIS_REST_URL?: string | undefined;
+  /** Upstash REST token. */
+  UPSTASH_REDIS_REST_TOKEN?: string | undefined;
+  /** Key prefix in Redis. @default "tb" */
+  UPSTASH_PREFIX?: string | undefined;
+}
+
+/** How an entry point makes its runtime's `@upstash/redis` client from the credentials. */
+export type RedisFactory = (url: string, token: string) => UpstashRedisClient;
+
+/** The app and what it was built with. */
+export interface EdgeApp {
+  /** The Hono app. */
+  app: Hono<AppEnv>;
+  /** Which store it uses. */
+  store: "memory" | "upstash";
+}
+
+/**
+ * Builds the app from configuration. Fails closed: no tokens, no app.
+ *
+ * @param config Environment or bindings.
+ * @param redis Makes the Redis client; used only when both Upstash variables are set.
+ * @param tools The tools to serve. @default TOOLS from edge/tools.ts
+ * @returns The app and the store kind.
+ * @throws {Error} When AGENT_TOKEN or HARNESS_TOKEN is missing, or only one Upstash variable is set.
+ */
+export function buildEdgeApp(
+  config: EdgeConfig,
+  redis: RedisFactory,
+  tools: readonly AnyToolDefinition[] = TOOLS,
+): EdgeApp {
+  const agentToken = config.AGENT_TOKEN?.trim();
+  const harnessToken = config.HARNESS_TOKEN?.trim();
+  if (!agentToken || !harnessToken) {
+    throw new Error("Refusing to start: AGENT_TOKEN and HARNESS_TOKEN must both be set");
+  }
+  const url = config.UPSTASH_REDIS_REST_URL?.trim();
+  const token = config.UPSTASH_REDIS_REST_TOKEN?.trim();
+  if (Boolean(url) !== Boolean(token)) {
+    throw new Error(
+      "Refusing to start: set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither",
+    );
+  }
+  const prefix = config.UPSTASH_PREFIX?.trim();
+  const store: Store = url && token
+    ? new UpstashStore({ redis: redis(url, token), ...(prefix ? { prefix } : {}) })
+    : new MemoryStore();
+  const boundary = new ToolBoundary({ store, tools });
+  return {
+    app: createApp({
+      boundary,
+      agentToken,
+      harnessToken,
+      // Internal detail goes to the server log only, never into a response.
+      onError: (error, requestId) => console.error(`request ${requestId} failed:`, error),
+    }),
+    store: url && token ? "upstash" : "memory",
+  };
+}

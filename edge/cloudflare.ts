@@ -1,0 +1,37 @@
+/**
+ * Cloudflare Workers entry (module worker). Build with `npx -y deno@2 task build:worker`; deploy
+ * with wrangler (wrangler.toml at the repository root builds it for you).
+ *
+ * Bindings: AGENT_TOKEN and HARNESS_TOKEN (secrets, required: without them every request gets a
+ * 500 and the log says why); UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (optional: the
+ * in-memory store lives in one isolate only, so use it for trying things out).
+ *
+ * @module
+ */
+import { Redis } from "@upstash/redis/cloudflare";
+import { buildEdgeApp, type EdgeApp, type EdgeConfig } from "./app.ts";
+
+let built: EdgeApp | undefined;
+
+/** The worker. */
+export default {
+  fetch(request: Request, env: EdgeConfig, ctx: unknown): Response | Promise<Response> {
+    if (built === undefined) {
+      try {
+        built = buildEdgeApp(env, (url, token) => new Redis({ url, token }));
+      } catch (error) {
+        // Fail closed on every request until the bindings are fixed; say why in the log only.
+        console.error(error instanceof Error ? error.message : error);
+        return Response.json(
+          {
+            status: "ERROR",
+            code: "INTERNAL_ERROR",
+            message: "The server is not configured.",
+          },
+          { status: 500, headers: { "Cache-Control": "no-store" } },
+        );
+      }
+    }
+    return built.app.fetch(request, env, ctx as never);
+  },
+};

@@ -1,0 +1,16 @@
+/**
+ * Deno and Deno Deploy entry: `deno serve --allow-net --allow-env edge/deno.ts`.
+ *
+ * Refuses to start without AGENT_TOKEN and HARNESS_TOKEN. Uses the Upstash store when
+ * UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set, else the in-memory store.
+ *
+ * @module
+ */
+import { Redis } from "@upstash/redis";
+import { buildEdgeApp } from "./app.ts";
+
+const { app, store } = buildEdgeApp(Deno.env.toObject(), (url, token) => new Redis({ url, token }));
+console.log(`tool-boundary: ${store} store`);
+
+/** The `deno serve` handler. */
+export default { fetch: app.fetch } satisfies Deno.ServeDefaultExport;

@@ -1,0 +1,47 @@
+/**
+ * Local dev server: `deno task dev`. Serves the app with the demo tools on 127.0.0.1 only.
+ *
+ * Tokens come from AGENT_TOKEN and HARNESS_TOKEN, or are generated for this process and printed.
+ * The store is in memory unless UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set.
+ * PORT picks the port (default 8787; 0 for any free one).
+ *
+ * @module
+ */
+import { Redis } from "@upstash/redis";
+import { buildEdgeApp } from "./app.ts";
+import { TOOLS } from "./tools.ts";
+
+const generated = () => `dev-${crypto.randomUUID().replaceAll("-", "")}`;
+const env = Deno.env.toObject();
+const agentToken = env.AGENT_TOKEN || generated();
+const harnessToken = env.HARNESS_TOKEN || generated();
+const { app, store } = buildEdgeApp(
+  { ...env, AGENT_TOKEN: agentToken, HARNESS_TOKEN: harnessToken },
+  (url, token) => new Redis({ url, token }),
+);
+
+Deno.serve({
+  // Loopback only: the dev server may run on generated tokens and is not for a network.
+  hostname: "127.0.0.1",
+  port: Number(env.PORT ?? 8787),
+  onListen: ({ hostname, port }) => {
+    const url = `http://${hostname}:${port}`;
+    const from = (name: string) => env[name] ? `from ${name}` : "generated for this process";
+    console.log(`tool-boundary dev server on ${url} (loopback only), ${store} store
+  agent token   (${from("AGENT_TOKEN")}): ${agentToken}
+  harness token (${from("HARNESS_TOKEN")}): ${harnessToken}
+  demo tools: ${TOOLS.map((tool) => tool.name).join(", ")}
+
+Try it:
+  export TB=${url} AGENT=${agentToken} HARNESS=${harnessToken}
+  RUN=run-$(date +%s)
+  curl -s -X POST $TB/v1/runs -H "authorization: Bearer $HARNESS" \\
+    -H 'content-type: application/json' -d '{"runId":"'$RUN'","ttlMs":600000,"budget":{"calls":20}}'
+  curl -s -X POST $TB/v1/runs/$RUN/tool-calls -H "authorization: Bearer $AGENT" \\
+    -H 'content-type: application/json' \\
+    -d '{"toolCallId":"call_1","toolName":"search_runbook","input":{"query":"disk full"}}'
+  curl -s $TB/v1/runs/$RUN/tool-calls/call_1 -H "authorization: Bearer $HARNESS"
+  curl -s -X POST $TB/v1/runs/$RUN/end -H "authorization: Bearer $HARNESS"
+More: docs/http.md. OpenAPI: ${url}/openapi.json`);
+  },
+}, app.fetch);

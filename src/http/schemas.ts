@@ -1,0 +1,143 @@
+/**
+ * Valibot schemas of the HTTP bodies. The request schemas validate bodies; all of them generate
+ * the OpenAPI document, so the document cannot drift from what the app checks.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import { ERROR_CODES } from "../core/errors.ts";
+import { RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "../core/ids.ts";
+import { HTTP_ERROR_CODES } from "./status.ts";
+
+const count = (min: number) => v.pipe(v.number(), v.safeInteger(), v.minValue(min));
+const epochMs = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+const json = v.pipe(v.unknown(), v.description("Any JSON value."));
+
+/** Body of `POST /v1/runs`. */
+export const StartRunBody = v.object({
+  runId: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(RUN_ID_PATTERN),
+      v.description("A run ID to use; a UUID is generated when omitted."),
+    ),
+  ),
+  deadline: v.optional(
+    v.pipe(
+      v.union([epochMs, v.pipe(v.string(), v.isoTimestamp())]),
+      v.description("Epoch milliseconds or an ISO 8601 timestamp; wins over ttlMs."),
+    ),
+  ),
+  ttlMs: v.optional(v.pipe(count(1), v.description("Run length from now, in milliseconds."))),
+  budget: v.optional(
+    v.object({
+      calls: v.pipe(count(1), v.description("Tool calls the run may begin in all.")),
+      perTool: v.optional(
+        v.pipe(v.record(v.string(), count(0)), v.description("Calls per tool name.")),
+      ),
+    }),
+  ),
+});
+
+/** Body of `POST /v1/runs/{runId}/tool-calls`: one tool call as the agent framework made it. */
+export const ToolCallBody = v.object({
+  toolCallId: v.pipe(
+    v.string(),
+    v.regex(TOOL_CALL_ID_PATTERN),
+    v.description("The framework's exact tool call ID; kept byte for byte."),
+  ),
+  runId: v.optional(
+    v.pipe(v.string(), v.description("Optional; must equal the run ID in the path.")),
+  ),
+  toolName: v.string(),
+  input: v.pipe(
+    v.union([v.record(v.string(), v.unknown()), v.string()]),
+    v.description("A JSON object, or JSON text of one (as OpenAI-style APIs deliver arguments)."),
+  ),
+});
+
+const budget = v.object({ calls: count(1), perTool: v.record(v.string(), count(0)) });
+
+/** A run context (`201` of `POST /v1/runs`). */
+export const RunContextSchema = v.object({
+  runId: v.string(),
+  deadline: epochMs,
+  startedAt: epochMs,
+  budget,
+});
+
+const projected = v.picklist(["EVIDENCE_FOUND", "NO_EVIDENCE"]);
+const issue = v.object({ path: v.string(), expected: v.nullable(v.string()) });
+
+/** What a tool call returns: the bounded READY result or a safe ERROR. */
+export const BoundaryResultSchema = v.variant("status", [
+  v.object({
+    status: v.literal("READY"),
+    toolCallId: v.string(),
+    evidence: projected,
+    scope: v.string(),
+    content: json,
+  }),
+  v.object({
+    status: v.literal("ERROR"),
+    toolCallId: v.nullable(v.string()),
+    code: v.picklist(ERROR_CODES),
+    message: v.string(),
+    issues: v.optional(v.array(issue)),
+  }),
+]);
+
+/** A canonical record (harness only). */
+export const CanonicalRecordSchema = v.object({
+  runId: v.string(),
+  toolCallId: v.string(),
+  toolName: v.string(),
+  status: v.picklist(["PROJECTING", "READY", "ERROR"]),
+  evidence: v.nullable(v.picklist(["EVIDENCE_FOUND", "NO_EVIDENCE", "ERROR"])),
+  request: v.record(v.string(), v.unknown()),
+  raw: v.optional(json),
+  agentResult: v.nullable(v.object({ evidence: projected, scope: v.string(), content: json })),
+  errorCode: v.nullable(v.picklist(ERROR_CODES)),
+  createdAt: epochMs,
+  updatedAt: epochMs,
+  expiresAt: epochMs,
+});
+
+/** The facts of an ended run. */
+export const RunEndSchema = v.object({
+  facts: v.array(
+    v.object({
+      toolCallId: v.string(),
+      toolName: v.string(),
+      kind: v.picklist(["EVIDENCE", "NEGATIVE_OBSERVATION"]),
+      evidence: projected,
+      scope: v.string(),
+      content: json,
+      observedAt: epochMs,
+    }),
+  ),
+  omitted: v.pipe(count(0), v.description("READY records left out by the fact caps.")),
+});
+
+/** The tool listing. */
+export const ToolsSchema = v.object({
+  tools: v.array(
+    v.object({
+      name: v.string(),
+      description: v.nullable(v.string()),
+      readOnly: v.boolean(),
+      inputSchema: v.record(v.string(), v.unknown()),
+    }),
+  ),
+});
+
+/** Health. */
+export const HealthSchema = v.object({ status: v.literal("ok") });
+
+/** Every error body outside the tool-call route's BoundaryResult. */
+export const ErrorBodySchema = v.object({
+  status: v.literal("ERROR"),
+  code: v.picklist([...ERROR_CODES, ...HTTP_ERROR_CODES]),
+  message: v.string(),
+  issues: v.optional(v.array(issue)),
+});
