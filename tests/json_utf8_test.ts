@@ -19,6 +19,27 @@ Deno.test("utf8ByteLength() equals TextEncoder's length for any UTF-16 string, l
   assert.equal(utf8ByteLength("\udc00\ud800"), 6);
 });
 
+Deno.test("utf8ByteLength() equals TextEncoder's length on long strings, across chunk borders", () => {
+  const pieces = ["a", "é", "日", "😀", "\ud800", "\udc00", '{"k":"v"}'];
+  const long = fc.array(fc.constantFrom(...pieces), { minLength: 60, maxLength: 40_000 })
+    .map((parts) => parts.join(""));
+  fc.assert(
+    fc.property(long, (text) => {
+      assert.equal(utf8ByteLength(text), encoder.encode(text).length);
+    }),
+    { numRuns: 200 },
+  );
+  // Surrogate pairs and lone surrogates on and around the 16,384-unit chunk border.
+  for (let pad = 16_370; pad < 16_390; pad++) {
+    for (const tail of ["😀😀", "\ud800a", "a\udc00", "日😀é", "\ud800"]) {
+      const text = "x".repeat(pad) + tail + "y".repeat(70);
+      assert.equal(utf8ByteLength(text), encoder.encode(text).length);
+      const dense = "日".repeat(pad) + tail + "😀".repeat(20_000) + "z";
+      assert.equal(utf8ByteLength(dense), encoder.encode(dense).length);
+    }
+  }
+});
+
 Deno.test("checkJson() accepts exactly what JSON round-trips unchanged", () => {
   fc.assert(
     fc.property(fc.jsonValue(), (value) => {

@@ -1,9 +1,14 @@
 /**
- * Counts the UTF-8 bytes of a string without encoding it.
+ * Counts the UTF-8 bytes of a string without allocating its encoding.
  *
  * Lone surrogates count as 3 bytes, as `TextEncoder` replaces each with U+FFFD. JSON text made
  * by `JSON.stringify` never contains lone surrogates (they are escaped), so for stored JSON the
  * count is exact.
+ *
+ * Short strings are counted in a loop. Longer ones are encoded in chunks into one reused
+ * scratch buffer with `TextEncoder.encodeInto`, which runtimes implement natively and which is
+ * many times faster than any loop on ASCII, the bulk of JSON; a chunk found to be mostly
+ * multi-byte text switches the rest of the string to the loop, which is faster there.
  *
  * @param text Any string.
  * @returns The length of `new TextEncoder().encode(text)`, computed without allocating it.
@@ -16,13 +21,40 @@
  */
 export function utf8ByteLength(text: string): number {
   const length = text.length;
-  let bytes = length;
-  for (let i = 0; i < length; i++) {
+  if (length < SHORT) return countLoop(text, 0, length);
+  scratch ??= new Uint8Array(CHUNK * 3);
+  let bytes = 0;
+  for (let start = 0; start < length;) {
+    let end = Math.min(length, start + CHUNK);
+    const last = text.charCodeAt(end - 1);
+    // Never split a surrogate pair: each half alone would count as U+FFFD.
+    if (end < length && last >= 0xd800 && last <= 0xdbff) end--;
+    const written = encoder.encodeInto(
+      start === 0 && end === length ? text : text.slice(start, end),
+      scratch,
+    ).written;
+    bytes += written;
+    if (written >= 2 * (end - start)) return bytes + countLoop(text, end, length);
+    start = end;
+  }
+  return bytes;
+}
+
+/** Below this many UTF-16 units the loop beats a call into the encoder. */
+const SHORT = 64;
+/** UTF-16 units per `encodeInto` call; each needs at most 3 bytes of scratch. */
+const CHUNK = 16_384;
+const encoder = new TextEncoder();
+let scratch: Uint8Array | undefined;
+
+function countLoop(text: string, start: number, end: number): number {
+  let bytes = end - start;
+  for (let i = start; i < end; i++) {
     const code = text.charCodeAt(i);
     if (code < 0x80) continue;
     if (code < 0x800) {
       bytes += 1;
-    } else if (code >= 0xd800 && code <= 0xdbff && i + 1 < length) {
+    } else if (code >= 0xd800 && code <= 0xdbff && i + 1 < end) {
       const next = text.charCodeAt(i + 1);
       if (next >= 0xdc00 && next <= 0xdfff) {
         // A surrogate pair: 2 UTF-16 units become 4 bytes.
