@@ -205,9 +205,10 @@ export interface Store {
   getRun(runId: string): Promise<RunState | null>;
   /**
    * Atomically: run exists (RUN_NOT_FOUND), is ACTIVE (RUN_INACTIVE), `now` before its deadline
-   * (DEADLINE_EXCEEDED), key new (DUPLICATE_TOOL_CALL, unless the same attempt), tool and run
-   * budgets left (TOOL_BUDGET_EXHAUSTED, RUN_BUDGET_EXHAUSTED); then creates the PROJECTING
-   * record with its TTL and counts both budgets. A refusal writes nothing.
+   * (DEADLINE_EXCEEDED), key new (DUPLICATE_TOOL_CALL, unless the same attempt; a key stays
+   * used for the life of the run even after its record expires, so no call runs twice), tool
+   * and run budgets left (TOOL_BUDGET_EXHAUSTED, RUN_BUDGET_EXHAUSTED); then creates the
+   * PROJECTING record with its TTL and counts both budgets. A refusal writes nothing.
    */
   begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal>;
   /**

@@ -41,6 +41,8 @@ interface RunEntry {
   attemptId: string;
   expiresAt: number;
   progress: string[];
+  /** Every tool call ID begun in the run: a key stays used after its record expires. */
+  begun: Set<string>;
 }
 
 const SWEEP_EVERY = 1024;
@@ -116,6 +118,7 @@ export class MemoryStore implements Store {
       attemptId: request.attemptId,
       expiresAt: this.#clock() + request.ttlMs,
       progress: [],
+      begun: new Set(),
     });
     this.#wrote();
     return Promise.resolve({ ok: true, run: copyRun(state) });
@@ -139,7 +142,9 @@ export class MemoryStore implements Store {
     const { state } = run;
     if (state.status !== "ACTIVE") return refuse("RUN_INACTIVE");
     if (request.now >= state.deadline) return refuse("DEADLINE_EXCEEDED");
-    if (existing !== undefined) return refuse("DUPLICATE_TOOL_CALL");
+    if (existing !== undefined || run.begun.has(request.toolCallId)) {
+      return refuse("DUPLICATE_TOOL_CALL");
+    }
     const toolLimit = state.budget.perTool[request.toolName];
     const toolUsed = state.used.perTool[request.toolName] ?? 0;
     if (toolLimit !== undefined && toolUsed >= toolLimit) return refuse("TOOL_BUDGET_EXHAUSTED");
@@ -166,6 +171,7 @@ export class MemoryStore implements Store {
       expiresAt: this.#clock() + request.ttlMs,
     };
     this.#records.set(key, record);
+    run.begun.add(request.toolCallId);
     state.used.calls++;
     state.used.perTool[request.toolName] = toolUsed + 1;
     this.#wrote();
