@@ -11,7 +11,23 @@ const MAX_DETAIL = 200;
 /**
  * A failure of the Redis client or of Redis, stripped of everything the request carried. The
  * `@upstash/redis` error message ends with `command was: <the whole request>`, keys and
- * payloads included; only the text before it is kept.
+ * payloads included; only the text before it is kept. It is the `cause` of the
+ * `BoundaryError("STORE_UNAVAILABLE")` that `UpstashStore` throws.
+ *
+ * @example
+ * ```ts
+ * import { BoundaryError } from "@tool-boundary/core";
+ * import { RedisStoreError } from "@tool-boundary/core/upstash";
+ *
+ * function describe(error: unknown): string {
+ *   if (error instanceof BoundaryError && error.cause instanceof RedisStoreError) {
+ *     return `${error.code}: ${error.cause.name}: ${error.cause.message}`;
+ *   }
+ *   return "unknown";
+ * }
+ * const cause = new RedisStoreError("UpstashError", "WRONGTYPE Operation against a key");
+ * console.log(describe(new BoundaryError("STORE_UNAVAILABLE", { cause })));
+ * ```
  */
 export class RedisStoreError extends Error {
   /**

@@ -38,6 +38,15 @@ import {
 /**
  * The part of an `@upstash/redis` `Redis` client the store uses. A `Redis` from
  * `@upstash/redis`, `@upstash/redis/cloudflare` or `@upstash/redis/fastly` fits as it is.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from "@upstash/redis";
+ * import type { UpstashRedisClient } from "@tool-boundary/core/upstash";
+ *
+ * const redis: UpstashRedisClient = new Redis({ url: "https://example.upstash.io", token: "t" });
+ * console.log(typeof redis.evalsha); // "function"
+ * ```
  */
 export interface UpstashRedisClient {
   /** `EVALSHA sha numkeys ...keys ...args`. */
@@ -46,7 +55,22 @@ export interface UpstashRedisClient {
   eval(script: string, keys: string[], args: string[]): Promise<unknown>;
 }
 
-/** Options of {@linkcode UpstashStore}. */
+/**
+ * Options of {@linkcode UpstashStore}.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from "@upstash/redis";
+ * import type { UpstashStoreOptions } from "@tool-boundary/core/upstash";
+ *
+ * const options: UpstashStoreOptions = {
+ *   redis: new Redis({ url: "https://example.upstash.io", token: "t" }),
+ *   prefix: "my-app",
+ *   timeoutMs: 5_000,
+ * };
+ * console.log(options.prefix); // "my-app"
+ * ```
+ */
 export interface UpstashStoreOptions {
   /** The client, e.g. `Redis.fromEnv()`. Only `eval` and `evalsha` are used. */
   redis: UpstashRedisClient;
