@@ -1,0 +1,113 @@
+/**
+ * One whole run against a served app, the same in every runtime: start, calls that end READY
+ * with and without evidence, a refused writable tool, a tool that throws, the record read by
+ * each role, the end with its facts. Throws an AssertionError on the first surprise.
+ */
+import assert from "node:assert/strict";
+
+export const AGENT_TOKEN = "agent-token-runtime-0123456789";
+export const HARNESS_TOKEN = "harness-token-runtime-0123456789";
+
+/** Sends a request to the app under test; `path` starts with `/`. */
+export type Send = (path: string, init?: RequestInit) => Promise<Response>;
+
+/** Sends to a server at `base` (no trailing slash). */
+export const over = (base: string): Send => (path, init) =>
+  fetch(`${base}${path}`, init);
+
+const headers = (token: string) => ({
+  authorization: `Bearer ${token}`,
+  "content-type": "application/json",
+});
+
+async function body(res: Response): Promise<Record<string, unknown>> {
+  return await res.json();
+}
+
+/**
+ * Runs the flow.
+ *
+ * @param send How to reach the app.
+ * @returns The run ID and a one-line summary per step, for the test log.
+ */
+export async function wholeRun(
+  send: Send,
+): Promise<{ runId: string; steps: string[] }> {
+  const steps: string[] = [];
+  const health = await send("/healthz");
+  assert.equal(health.status, 200);
+  assert.deepEqual(await body(health), { status: "ok" });
+
+  const started = await send("/v1/runs", {
+    method: "POST",
+    headers: headers(HARNESS_TOKEN),
+    body: JSON.stringify({ ttlMs: 60_000, budget: { calls: 10 } }),
+  });
+  assert.equal(started.status, 201);
+  const run = await body(started);
+  const runId = String(run.runId);
+  steps.push(`start ${started.status} ${runId}`);
+
+  const call = async (toolCallId: string, toolName: string, input: unknown) => {
+    const res = await send(`/v1/runs/${runId}/tool-calls`, {
+      method: "POST",
+      headers: headers(AGENT_TOKEN),
+      body: JSON.stringify({ toolCallId, toolName, input }),
+    });
+    const result = await body(res);
+    steps.push(
+      `${toolCallId} ${res.status} ${result.status} ${
+        result.evidence ?? result.code
+      }`,
+    );
+    return { status: res.status, result };
+  };
+  const found = await call("call_1", "search_runbook", { query: "disk full" });
+  assert.equal(found.status, 200);
+  assert.equal(found.result.evidence, "EVIDENCE_FOUND");
+  const none = await call(
+    "call_2",
+    "search_logs",
+    '{"service":"worker","query":"timeout"}',
+  );
+  assert.equal(none.result.evidence, "NO_EVIDENCE");
+  assert.match(String(none.result.scope), /^worker logs/);
+  const write = await call("call_3", "restart_service", { service: "api" });
+  assert.deepEqual([write.status, write.result.code], [403, "NOT_READ_ONLY"]);
+  const thrown = await call("call_4", "query_metrics", { metric: "p99" });
+  assert.deepEqual([thrown.status, thrown.result.code], [
+    200,
+    "EXECUTION_FAILED",
+  ]);
+  assert.ok(!JSON.stringify(thrown.result).includes("secret"));
+
+  const recordPath = `/v1/runs/${runId}/tool-calls/call_1`;
+  const denied = await send(recordPath, { headers: headers(AGENT_TOKEN) });
+  assert.equal(denied.status, 403);
+  assert.equal((await body(denied)).code, "FORBIDDEN");
+  const record = await send(recordPath, { headers: headers(HARNESS_TOKEN) });
+  assert.equal(record.status, 200);
+  const stored = await body(record);
+  assert.deepEqual([stored.status, stored.toolCallId, stored.request], [
+    "READY",
+    "call_1",
+    { query: "disk full" },
+  ]);
+  assert.ok(stored.raw !== undefined);
+  steps.push(`record ${record.status} ${stored.status}`);
+
+  const ended = await send(`/v1/runs/${runId}/end`, {
+    method: "POST",
+    headers: headers(HARNESS_TOKEN),
+  });
+  assert.equal(ended.status, 200);
+  const { facts } = await body(ended) as {
+    facts: { toolCallId: string; kind: string }[];
+  };
+  assert.deepEqual(facts.map((fact) => [fact.toolCallId, fact.kind]), [
+    ["call_1", "EVIDENCE"],
+    ["call_2", "NEGATIVE_OBSERVATION"],
+  ]);
+  steps.push(`end ${ended.status} ${facts.length} facts`);
+  return { runId, steps };
+}

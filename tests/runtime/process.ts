@@ -1,0 +1,114 @@
+/**
+ * Child processes for the runtime tests: start, wait for a line, stop. Output is drained all the
+ * time (a full pipe would block the child) and kept for error messages.
+ */
+
+/** A started child process. */
+export interface Child {
+  /** Everything printed so far, stdout and stderr interleaved. */
+  output(): string;
+  /** Resolves with the first match of `pattern` in the output; rejects on exit or timeout. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** The exit status, once it exits. */
+  readonly status: Promise<Deno.CommandStatus>;
+  /** Closes stdin (if piped) or sends SIGTERM, and waits for the exit. */
+  stop(): Promise<Deno.CommandStatus>;
+}
+
+/**
+ * Spawns a command.
+ *
+ * @param command Executable.
+ * @param args Arguments.
+ * @param options Working directory, environment, and whether stdin stays open as a stop signal.
+ */
+export function start(
+  command: string,
+  args: string[],
+  options: {
+    cwd?: string;
+    env?: Record<string, string>;
+    stdinStops?: boolean;
+  } = {},
+): Child {
+  const process = new Deno.Command(command, {
+    args,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.env === undefined ? {} : { env: options.env }),
+    stdin: options.stdinStops ? "piped" : "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  const decoder = new TextDecoder();
+  const drain = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) {
+      text += decoder.decode(chunk, { stream: true });
+    }
+  };
+  const drained = Promise.all([drain(process.stdout), drain(process.stderr)]);
+  let exited = false;
+  const status = process.status.then(async (status) => {
+    exited = true;
+    await drained;
+    return status;
+  });
+  return {
+    output: () => text,
+    status,
+    async waitFor(pattern, timeoutMs = 60_000) {
+      const until = Date.now() + timeoutMs;
+      while (Date.now() < until) {
+        const match = text.match(pattern);
+        if (match) return match;
+        if (exited) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error(
+        `${command} ${
+          exited ? "exited" : "timed out"
+        } before printing ${pattern}:\n${text}`,
+      );
+    },
+    async stop() {
+      if (!exited) {
+        if (options.stdinStops) await process.stdin.close();
+        else process.kill("SIGTERM");
+      }
+      return await status;
+    },
+  };
+}
+
+/** Runs a command to its end; throws with its output when it fails. */
+export async function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<string> {
+  const out = await new Deno.Command(command, {
+    args,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.env === undefined ? {} : { env: options.env }),
+    stdin: "null",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) +
+    new TextDecoder().decode(out.stderr);
+  if (!out.success) {
+    throw new Error(
+      `${command} ${args.join(" ")} failed (${out.code}):\n${text}`,
+    );
+  }
+  return text;
+}
+
+/** A TCP port that was free a moment ago. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/** The repository root. */
+export const ROOT: string = new URL("../../", import.meta.url).pathname;
