@@ -12,8 +12,7 @@ export const HARNESS_TOKEN = "harness-token-runtime-0123456789";
 export type Send = (path: string, init?: RequestInit) => Promise<Response>;
 
 /** Sends to a server at `base` (no trailing slash). */
-export const over = (base: string): Send => (path, init) =>
-  fetch(`${base}${path}`, init);
+export const over = (base: string): Send => (path, init) => fetch(`${base}${path}`, init);
 
 const headers = (token: string) => ({
   authorization: `Bearer ${token}`,
@@ -56,9 +55,7 @@ export async function wholeRun(
     });
     const result = await body(res);
     steps.push(
-      `${toolCallId} ${res.status} ${result.status} ${
-        result.evidence ?? result.code
-      }`,
+      `${toolCallId} ${res.status} ${result.status} ${result.evidence ?? result.code}`,
     );
     return { status: res.status, result };
   };

@@ -65,9 +65,7 @@ export function start(
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
       throw new Error(
-        `${command} ${
-          exited ? "exited" : "timed out"
-        } before printing ${pattern}:\n${text}`,
+        `${command} ${exited ? "exited" : "timed out"} before printing ${pattern}:\n${text}`,
       );
     },
     async stop() {
