@@ -202,7 +202,11 @@ Deno.test("UpstashStore: the TTL is set once at creation; reads and complete nev
     assert.ok(begun.ok);
     const created = (await stopCreate()).map(parseMonitorLine);
     const createExpiry = created.filter((c) => isExpiryCommand(c.args));
-    assert.deepEqual(createExpiry.map((c) => c.args), [["PEXPIRE", recordKey, "120000"]]);
+    assert.deepEqual(createExpiry.map((c) => c.args.slice(0, 2)), [
+      ["PEXPIRE", recordKey],
+      ["PEXPIRE", keys.begun], // created by this first begin of the run
+    ]);
+    assert.equal(createExpiry[0]?.args[2], "120000");
     assert.ok(createExpiry.every((c) => c.lua), "set inside the begin script");
 
     const expireTime = await fixture.direct(["PEXPIRETIME", recordKey]);
@@ -288,6 +292,12 @@ Deno.test("UpstashStore: complete on an expired record gives RECORD_EXPIRED and 
     assert.deepEqual(done, { ok: false, code: "RECORD_EXPIRED" });
     assert.equal(await fixture.direct(["EXISTS", store.keys(runId, "call_gone").record!]), 0);
     assert.equal(await fixture.direct(["EXISTS", store.keys(runId).progress]), 0);
+    // The tool call ID stays used for the life of the run.
+    assert.deepEqual(await store.begin(beginRequest(runId, "call_gone")), {
+      ok: false,
+      code: "DUPLICATE_TOOL_CALL",
+    });
+    assert.equal((await store.getRun(runId))?.used.calls, 1);
   });
 });
 

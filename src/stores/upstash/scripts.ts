@@ -124,7 +124,7 @@ return run_reply(KEYS[1], {'!OK'})
 export const BEGIN: LuaScript = {
   name: "begin",
   source: `-- begin
--- KEYS[1]  run hash       KEYS[2] record hash
+-- KEYS[1]  run hash       KEYS[2] record hash   KEYS[3] set of the run's begun tool call IDs
 -- ARGV[1]  runId          ARGV[2] toolCallId    ARGV[3] toolName     ARGV[4] requestJson
 -- ARGV[5]  attemptId      ARGV[6] ttlMs         ARGV[7] now          ARGV[8] expiresAt (now + ttlMs)
 -- Reply: {'!OK', '!<expiresAt>'} when created
@@ -140,7 +140,10 @@ local run = redis.call('HMGET', KEYS[1], 'status', 'deadline', 'calls', 'used',
   'b:' .. ARGV[3], 'u:' .. ARGV[3])
 if run[1] ~= 'ACTIVE' then return {'!RUN_INACTIVE'} end
 if tonumber(ARGV[7]) >= tonumber(run[2]) then return {'!DEADLINE_EXCEEDED'} end
-if attempt or redis.call('EXISTS', KEYS[2]) == 1 then return {'!DUPLICATE_TOOL_CALL'} end
+-- A key stays used for the life of its run, also after its record expired.
+if attempt or redis.call('EXISTS', KEYS[2]) == 1 or redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 1 then
+  return {'!DUPLICATE_TOOL_CALL'}
+end
 if run[5] and tonumber(run[6] or '0') >= tonumber(run[5]) then
   return {'!TOOL_BUDGET_EXHAUSTED'}
 end
@@ -149,6 +152,11 @@ redis.call('HSET', KEYS[2], 'runId', ARGV[1], 'toolCallId', ARGV[2], 'toolName',
   'status', 'PROJECTING', 'requestJson', ARGV[4], 'attemptId', ARGV[5],
   'createdAt', ARGV[7], 'updatedAt', ARGV[7], 'expiresAt', ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
+-- The set expires with its run: its TTL is set once, to the run's remaining TTL, at creation.
+if redis.call('SADD', KEYS[3], ARGV[2]) == 1 and redis.call('SCARD', KEYS[3]) == 1 then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+end
 redis.call('HINCRBY', KEYS[1], 'used', 1)
 redis.call('HINCRBY', KEYS[1], 'u:' .. ARGV[3], 1)
 return {'!OK', '!' .. ARGV[8]}

@@ -287,12 +287,20 @@ export class UpstashStore implements Store {
    *
    * @param runId A valid run ID.
    * @param toolCallId A valid tool call ID, for the record key.
-   * @returns The run hash, the progress list and (with `toolCallId`) the record hash keys.
+   * @returns The run hash, the progress list, the set of begun tool call IDs and (with
+   *   `toolCallId`) the record hash keys.
    * @throws {TypeError} When an ID is not valid.
    */
-  keys(runId: string, toolCallId?: string): { run: string; progress: string; record?: string } {
+  keys(
+    runId: string,
+    toolCallId?: string,
+  ): { run: string; progress: string; begun: string; record?: string } {
     if (!isSafeRunId(runId)) throw new TypeError("Invalid run ID");
-    const keys = { run: this.#runKey(runId), progress: this.#progressKey(runId) };
+    const keys = {
+      run: this.#runKey(runId),
+      progress: this.#progressKey(runId),
+      begun: this.#begunKey(runId),
+    };
     if (toolCallId === undefined) return keys;
     if (!isSafeToolCallId(toolCallId)) throw new TypeError("Invalid tool call ID");
     return { ...keys, record: this.#recordKey(runId, toolCallId) };
@@ -333,7 +341,11 @@ export class UpstashStore implements Store {
     const expiresAt = request.now + request.ttlMs;
     const reply = await this.#call(
       BEGIN,
-      [this.#runKey(request.runId), this.#recordKey(request.runId, request.toolCallId)],
+      [
+        this.#runKey(request.runId),
+        this.#recordKey(request.runId, request.toolCallId),
+        this.#begunKey(request.runId),
+      ],
       [
         request.runId,
         request.toolCallId,
@@ -475,6 +487,10 @@ export class UpstashStore implements Store {
 
   #runKey(runId: string): string {
     return `${this.#prefix}:{${runId}}:run`;
+  }
+
+  #begunKey(runId: string): string {
+    return `${this.#prefix}:{${runId}}:begun`;
   }
 
   #progressKey(runId: string): string {
