@@ -40,6 +40,30 @@ Deno.test("utf8ByteLength() equals TextEncoder's length on long strings, across 
   }
 });
 
+Deno.test("utf8ByteLength() is exact on long strings, across chunk edges and mixed scripts", () => {
+  const piece = fc.oneof(
+    fc.constantFrom("a", "é", "日", "😀", "\ud800", "\udc00", '"', "\u0000"),
+    fc.string({ unit: "binary", maxLength: 8 }),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(piece, { minLength: 1, maxLength: 40 }),
+      fc.integer({ min: 1, max: 3_000 }),
+      fc.integer({ min: 0, max: 20_000 }),
+      (pieces, repeat, asciiPrefix) => {
+        const text = "x".repeat(asciiPrefix) + pieces.join("").repeat(repeat);
+        assert.equal(utf8ByteLength(text), encoder.encode(text).length);
+      },
+    ),
+    { numRuns: 200 },
+  );
+  // A surrogate pair straddling every position around a 16,384-unit chunk edge.
+  for (let pad = 16_380; pad <= 16_390; pad++) {
+    const text = "a".repeat(pad) + "😀".repeat(3) + "日".repeat(50_000);
+    assert.equal(utf8ByteLength(text), encoder.encode(text).length, String(pad));
+  }
+});
+
 Deno.test("checkJson() accepts exactly what JSON round-trips unchanged", () => {
   fc.assert(
     fc.property(fc.jsonValue(), (value) => {

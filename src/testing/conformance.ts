@@ -1058,6 +1058,20 @@ const CASES: Case[] = [
     },
   ],
   [
+    "begin: a key stays used for the life of its run after its record expires",
+    async (ctx) => {
+      const runId = await storeRun(ctx.store, ctx.clock);
+      await beginAndComplete(ctx, runId, "call_once", READY, ctx.ttlMs);
+      await ctx.advance(Math.ceil(ctx.ttlMs * 1.3));
+      await assertAbsent(ctx, runId, "call_once");
+      assert.deepEqual(await ctx.store.begin(beginRequest(runId, "call_once", ctx.clock)), {
+        ok: false,
+        code: "DUPLICATE_TOOL_CALL",
+      });
+      assert.equal((await ctx.store.getRun(runId))?.used.calls, 1, "counted once");
+    },
+  ],
+  [
     "begin: a repeat of the same attempt is the same begin, not a duplicate, counted once",
     async (ctx) => {
       const runId = await storeRun(ctx.store, ctx.clock, { calls: 1, perTool: {} });
