@@ -353,6 +353,38 @@ Deno.test("the execute signal fires at the run deadline when it comes before the
   assert.equal((reason as DOMException).name, "TimeoutError");
 });
 
+Deno.test("a synchronous executor then a slow projector: the timer still bounds the projector", async () => {
+  let aborted = false;
+  const boundary = new ToolBoundary({
+    tools: [defineTool({
+      name: "sync_then_slow",
+      readOnly: true,
+      timeoutMs: 30,
+      execute: (_input, ctx) => {
+        ctx.signal.addEventListener("abort", () => {
+          aborted = true;
+        });
+        return { rows: [1, 2] };
+      },
+      project: () => new Promise<never>(() => {}),
+    })],
+  });
+  const run = await boundary.startRun({ ttlMs: 10_000 });
+  const started = performance.now();
+  const result = await boundary.invoke(run, {
+    toolCallId: "call_sync_slow",
+    runId: run.runId,
+    toolName: "sync_then_slow",
+    input: {},
+  });
+  expectError(result, "TOOL_TIMEOUT");
+  assert.ok(aborted, "the signal fired");
+  assert.ok(performance.now() - started < 1_000);
+  const record = await boundary.inspect(run.runId, "call_sync_slow");
+  assert.equal(record?.errorCode, "TOOL_TIMEOUT");
+  assert.deepEqual(record?.raw, { rows: [1, 2] });
+});
+
 Deno.test("the agent gets the recorded projection, not an object the projector changes later", async () => {
   const shared = { items: ["a"] };
   const boundary = new ToolBoundary({

@@ -464,26 +464,33 @@ export class ToolBoundary {
       ...(error === undefined ? {} : { error }),
     });
     const controller = new AbortController();
+    const startedAt = this.#clock();
     const budgetMs = Math.min(
       tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-      run.deadline - this.#clock(),
+      run.deadline - startedAt,
       MAX_TIMER_MS,
     );
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-      timer = setTimeout(() => {
-        controller.abort(new DOMException("The tool call timed out", "TimeoutError"));
-        resolve(TIMED_OUT);
-      }, Math.max(0, budgetMs));
-    });
+    let timeout: Promise<typeof TIMED_OUT> | undefined;
+    // The timer is armed (for what is left of the budget) only once the executor or the
+    // projector returns a promise: a synchronous one cannot be interrupted and always won the
+    // race, and a timer costs more than a fast tool call.
+    const armTimer = () =>
+      timeout ??= new Promise<typeof TIMED_OUT>((resolve) => {
+        timer = setTimeout(() => {
+          controller.abort(new DOMException("The tool call timed out", "TimeoutError"));
+          resolve(TIMED_OUT);
+        }, Math.max(0, budgetMs - (this.#clock() - startedAt)));
+      });
     try {
       let raw: unknown;
       try {
-        const running = Promise.resolve().then(() =>
-          tool.execute(input, { signal: controller.signal, run, toolCallId })
-        );
-        running.catch(() => {}); // a late rejection after a timeout is not unhandled
-        raw = await Promise.race([running, timeout]);
+        raw = tool.execute(input, { signal: controller.signal, run, toolCallId });
+        if (isThenable(raw)) {
+          const running = Promise.resolve(raw);
+          running.catch(() => {}); // a late rejection after a timeout is not unhandled
+          raw = await Promise.race([running, armTimer()]);
+        }
       } catch (error) {
         return fail(controller.signal.aborted ? "TOOL_TIMEOUT" : "EXECUTION_FAILED", null, error);
       }
@@ -500,11 +507,12 @@ export class ToolBoundary {
 
       let projected: unknown;
       try {
-        const projecting = Promise.resolve().then(() =>
-          tool.project(raw, { run, toolCallId, input })
-        );
-        projecting.catch(() => {});
-        projected = await Promise.race([projecting, timeout]);
+        projected = tool.project(raw, { run, toolCallId, input });
+        if (isThenable(projected)) {
+          const projecting = Promise.resolve(projected);
+          projecting.catch(() => {});
+          projected = await Promise.race([projecting, armTimer()]);
+        }
       } catch (error) {
         return fail("PROJECTION_FAILED", rawJson, error);
       }
@@ -575,6 +583,10 @@ export class ToolBoundary {
       // An observer must never change an outcome.
     }
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
 function errorResult(toolCallId: string | null, code: ErrorCode): ErrorResult {
