@@ -237,6 +237,20 @@ function storedRequest(input: unknown, tool: string): unknown {
 /** A normalized outcome, for comparing stores with each other. */
 export type TraceEntry = string;
 
+/** Marks the point after which two stores' traces may differ (a budget race in a burst). */
+export const DIVERGED = "~diverged";
+
+/**
+ * The part of a trace that must be equal on every store: up to the first budget race.
+ *
+ * @param trace A trace from {@linkcode runProgram}.
+ * @returns Its deterministic prefix.
+ */
+export function comparable(trace: readonly TraceEntry[]): TraceEntry[] {
+  const at = trace.indexOf(DIVERGED);
+  return at < 0 ? [...trace] : trace.slice(0, at);
+}
+
 /**
  * Runs a program on a system and the model, checking after every step.
  *
@@ -540,6 +554,8 @@ export async function runProgram(
         }
         if (winners.length > 0) run!.progress.push(winners);
         trace.push(`burst:${winners.length}/${ids.length}`);
+        // Which of several fresh keys won a budget race is up to timing: stores may differ.
+        if (winners.length < fresh.length) trace.push(DIVERGED);
         break;
       }
       case "inspect": {
