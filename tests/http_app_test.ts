@@ -684,3 +684,11 @@ Deno.test("run contexts are cached per app; a second app reads the run once", as
   assert.equal(late.status, 409);
   assert.equal((await json(late)).code, "RUN_INACTIVE");
 });
+
+Deno.test("docs/http.md lists exactly the exported status table", async () => {
+  const doc = await Deno.readTextFile(new URL("../docs/http.md", import.meta.url));
+  const rows = [...doc.matchAll(/^\| `([A-Z_]+)` +\| (\d{3}) +\|$/gm)].map((
+    m,
+  ) => [m[1], Number(m[2])]);
+  assert.deepEqual(rows, Object.entries(HTTP_STATUS_BY_CODE));
+});

@@ -1,11 +1,11 @@
 /**
- * What the runtime tests need, installed by themselves: the npm packages of package.json here
+ * What the runtime tests need, installed by themselves: the npm packages of npm/package.json
  * (miniflare with workerd, and Bun) and the bundles of the edge entry points. A missing tool or a
  * failed install fails the test; nothing is skipped.
  */
 import { ROOT, run } from "./process.ts";
 
-const HERE = new URL(".", import.meta.url).pathname;
+const HERE = new URL("./npm/", import.meta.url).pathname;
 
 /** Installs the npm packages (a no-op when they are up to date) and returns `node_modules/.bin`. */
 export async function npmBin(): Promise<string> {

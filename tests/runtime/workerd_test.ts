@@ -6,7 +6,7 @@ import { AGENT_TOKEN, HARNESS_TOKEN, over, wholeRun } from "./flow.ts";
 import { start } from "./process.ts";
 import { bundle, npmBin } from "./setup.ts";
 
-const SCRIPT = new URL("./workerd.mjs", import.meta.url).pathname;
+const SCRIPT = new URL("./npm/workerd.mjs", import.meta.url).pathname;
 
 async function serveWorker(
   bindings: Record<string, string>,

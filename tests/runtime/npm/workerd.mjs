@@ -3,7 +3,11 @@
 // Prints one JSON line, {"url": "..."}, once the worker is ready.
 import path from "node:path";
 import process from "node:process";
-import { Miniflare } from "miniflare";
+import { createRequire } from "node:module";
+
+// Loaded with require() so that `deno check tests/` does not try to resolve it: miniflare is an
+// npm package of this folder's package.json, run by Node, not a dependency of the Deno project.
+const { Miniflare } = createRequire(import.meta.url)("miniflare");
 
 if (!process.argv[2]) {
   throw new Error("Missing argument: the worker bundle path");
