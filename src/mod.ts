@@ -57,6 +57,7 @@ export {
   type ErrorCode,
   isErrorCode,
 } from "./core/errors.ts";
+export { MAX_INPUT_ISSUES, toInputIssues } from "./core/issues.ts";
 export { isSafeRunId, isSafeToolCallId, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "./core/ids.ts";
 export {
   checkJson,

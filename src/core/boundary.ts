@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { MemoryStore } from "../stores/memory.ts";
 import { BoundaryError, ERROR_MESSAGES, type ErrorCode } from "./errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "./ids.ts";
+import { toInputIssues } from "./issues.ts";
 import { checkJson, isPlainObject, type JsonObject } from "./json.ts";
 import { rowsToFacts, validateProjection } from "./progress.ts";
 import type { CompleteOutcome, Store, StoredRecord } from "./store.ts";
@@ -114,7 +115,6 @@ export interface StartRunOptions {
 const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 const MAX_TIMER_MS = 2_147_483_647;
 const CONTENT_DEPTH = 256;
-const MAX_SCHEMA_ISSUES = 10;
 /** Allowance for a record's metadata (IDs, status, timestamps) in the record byte limit. */
 const RECORD_OVERHEAD_BYTES = 512;
 const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -598,16 +598,6 @@ function positive(name: string, value: unknown, min = 1): number {
     throw new RangeError(`Invalid ${name}: expected an integer of at least ${min}`);
   }
   return value;
-}
-
-function toInputIssues(issues: readonly v.BaseIssue<unknown>[]): InputIssue[] {
-  return issues.slice(0, MAX_SCHEMA_ISSUES).map((issue) => ({
-    path: (issue.path ?? [])
-      .map((item) => String((item as { key?: unknown }).key))
-      .filter((key) => /^[A-Za-z0-9_$-]{1,64}$/.test(key))
-      .join("."),
-    expected: issue.expected,
-  }));
 }
 
 function toRunContext(state: {

@@ -52,6 +52,7 @@ import type * as v from "valibot";
 import type { ToolBoundary } from "../core/boundary.ts";
 import { BoundaryError, type ErrorCode } from "../core/errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
+import { toInputIssues } from "../core/issues.ts";
 import type { BoundaryResult, InputIssue, Limits, RunContext } from "../core/types.ts";
 import { buildOpenApi, jsonSchemaOf, ROUTES } from "./openapi.ts";
 import { StartRunBody, ToolCallBody } from "./schemas.ts";
@@ -258,7 +259,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
       if (result.success) return;
       return topKey(result.issues) === "runId"
         ? errorResponse(c, "INVALID_RUN_ID")
-        : errorResponse(c, "INVALID_REQUEST", toIssues(result.issues));
+        : errorResponse(c, "INVALID_REQUEST", toInputIssues(result.issues));
     }),
     async (c) => {
       const body = c.req.valid("json");
@@ -419,17 +420,6 @@ async function notAnObject(c: Context): Promise<boolean> {
 function topKey(issues: readonly v.BaseIssue<unknown>[]): string | null {
   const key = (issues[0]?.path?.[0] as { key?: unknown } | undefined)?.key;
   return typeof key === "string" ? key : null;
-}
-
-/** Field paths and expected types, never the values sent. */
-function toIssues(issues: readonly v.BaseIssue<unknown>[]): InputIssue[] {
-  return issues.slice(0, 10).map((issue) => ({
-    path: (issue.path ?? [])
-      .map((item) => String((item as { key?: unknown }).key))
-      .filter((key) => /^[A-Za-z0-9_$-]{1,64}$/.test(key))
-      .join("."),
-    expected: issue.expected,
-  }));
 }
 
 function tokenList(name: string, value: string | readonly string[] | undefined): string[] {
