@@ -77,7 +77,20 @@ export async function startHttpSystem(f: Figures, storeTimeoutMs = 2_000): Promi
     scanned.responses++;
     const head = [`${response.status} ${response.statusText}`];
     response.headers.forEach((value, name) => head.push(`${name}: ${value}`));
-    const all = `${head.join("\n")}\n\n${text}`;
+    let json: unknown = null;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = null;
+    }
+    // A record read by the harness holds the raw response by design (that is what records are
+    // for): everything else in it, and every other response, is scanned.
+    let scannedText = text;
+    if (response.status === 200 && /\/tool-calls\/[^/]+$/.test(path) && isObject(json)) {
+      const { raw: _raw, ...rest } = json;
+      scannedText = JSON.stringify(rest);
+    }
+    const all = `${head.join("\n")}\n\n${scannedText}`;
     for (const secret of secrets) {
       check(
         f,
@@ -90,12 +103,6 @@ export async function startHttpSystem(f: Figures, storeTimeoutMs = 2_000): Promi
       !/\n\s+at |Error:/.test(text),
       () => `${path}: exception text in the body: ${text.slice(0, 200)}`,
     );
-    let json: unknown = null;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = null;
-    }
     return { status: response.status, headers: response.headers, text, json };
   };
   return { fixture, app, executions, request, scanned, stop: () => fixture.stop() };
@@ -110,4 +117,8 @@ export function jsonInit(token: string | null, method: string, body?: unknown): 
     headers,
     ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
   };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
