@@ -1,0 +1,247 @@
+/**
+ * The baseline for figure 1: the `Store` a competent user would write on ordinary
+ * `@upstash/redis` commands, without Lua scripts, keeping the same checks as `UpstashStore`.
+ *
+ * What it does per operation (each `await` is one REST round trip; nothing is pipelined by
+ * hand, and since every step depends on the one before, the client's auto-pipelining never
+ * batches two of them):
+ *
+ * - `begin`: `HGETALL` the run hash (exists, ACTIVE, before its deadline); `SET record NX PX`
+ *   (duplicate check, record and TTL in one command); `HINCRBY` the tool counter and `HINCRBY`
+ *   the run counter, each rolled back (`HINCRBY -1`, `DEL`) when it went over its budget.
+ *   4 round trips.
+ * - `complete`: read-check-write: `GET` the record (absent: RECORD_EXPIRED; same attempt and
+ *   PROJECTING), `SET record XX KEEPTTL`, `RPUSH` the progress list (on the first push, `PTTL`
+ *   of the run and `PEXPIRE` of the list, once per run). 3 round trips.
+ * - `endRun`: `HGETALL`, `HSET` status ENDED (first time), `LRANGE`. `readFacts`: one `MGET`.
+ *
+ * Records are JSON strings (`SET` with an object, as the client encourages). Left out, because
+ * a straightforward version would not have them and each only makes the baseline faster: the
+ * atomicity of each transition (there are windows between the commands), and the rule that a
+ * tool call ID stays used after its record expired.
+ *
+ * @module
+ */
+import type { Redis } from "@upstash/redis";
+import type {
+  BeginRequest,
+  CompleteRequest,
+  EndRunRequest,
+  FactRow,
+  ReadFactsRequest,
+  RunState,
+  StartRunRequest,
+  Store,
+  StoredRecord,
+  StoreRefusal,
+} from "../src/core/store.ts";
+
+const refuse = (code: StoreRefusal["code"]): StoreRefusal => ({ ok: false, code });
+
+/** A `Store` on plain Redis commands: several round trips per transition, no scripts. */
+export class BaselineStore implements Store {
+  readonly #redis: Redis;
+  readonly #prefix: string;
+
+  /** @param redis The client. @param prefix Key prefix. */
+  constructor(redis: Redis, prefix = "baseline") {
+    this.#redis = redis;
+    this.#prefix = prefix;
+  }
+
+  #run(runId: string): string {
+    return `${this.#prefix}:{${runId}}:run`;
+  }
+  #progress(runId: string): string {
+    return `${this.#prefix}:{${runId}}:progress`;
+  }
+  #record(runId: string, toolCallId: string): string {
+    return `${this.#prefix}:{${runId}}:call:${toolCallId}`;
+  }
+
+  /** {@inheritDoc Store.startRun} */
+  async startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StoreRefusal> {
+    const key = this.#run(request.runId);
+    const existing = await this.#redis.hgetall<Record<string, unknown>>(key);
+    if (existing !== null) {
+      return String(existing.attemptId) === request.attemptId
+        ? { ok: true, run: toRun(existing) }
+        : refuse("RUN_ALREADY_EXISTS");
+    }
+    const hash: Record<string, string | number> = {
+      runId: request.runId,
+      status: "ACTIVE",
+      deadline: request.deadline,
+      startedAt: request.now,
+      calls: request.budget.calls,
+      used: 0,
+      attemptId: request.attemptId,
+    };
+    for (const [tool, limit] of Object.entries(request.budget.perTool)) hash[`b:${tool}`] = limit;
+    await this.#redis.hset(key, hash);
+    await this.#redis.pexpire(key, request.ttlMs);
+    return { ok: true, run: toRun(hash) };
+  }
+
+  /** {@inheritDoc Store.getRun} */
+  async getRun(runId: string): Promise<RunState | null> {
+    const hash = await this.#redis.hgetall<Record<string, unknown>>(this.#run(runId));
+    return hash === null ? null : toRun(hash);
+  }
+
+  /** {@inheritDoc Store.begin} */
+  async begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+    const runKey = this.#run(request.runId);
+    const recordKey = this.#record(request.runId, request.toolCallId);
+    const run = await this.#redis.hgetall<Record<string, unknown>>(runKey);
+    if (run === null) return refuse("RUN_NOT_FOUND");
+    if (run.status !== "ACTIVE") return refuse("RUN_INACTIVE");
+    if (request.now >= Number(run.deadline)) return refuse("DEADLINE_EXCEEDED");
+    const record: StoredRecord = {
+      runId: request.runId,
+      toolCallId: request.toolCallId,
+      toolName: request.toolName,
+      status: "PROJECTING",
+      evidence: null,
+      requestJson: request.requestJson,
+      rawJson: null,
+      agentResultJson: null,
+      errorCode: null,
+      attemptId: request.attemptId,
+      createdAt: request.now,
+      updatedAt: request.now,
+      expiresAt: request.now + request.ttlMs,
+    };
+    const created = await this.#redis.set(recordKey, record, { nx: true, px: request.ttlMs });
+    if (created === null) {
+      const existing = await this.#redis.get<StoredRecord>(recordKey);
+      if (existing?.attemptId === request.attemptId) return { ok: true, record: existing };
+      return refuse("DUPLICATE_TOOL_CALL");
+    }
+    const toolLimit = run[`b:${request.toolName}`];
+    if (toolLimit !== undefined) {
+      const used = await this.#redis.hincrby(runKey, `u:${request.toolName}`, 1);
+      if (used > Number(toolLimit)) {
+        await this.#redis.hincrby(runKey, `u:${request.toolName}`, -1);
+        await this.#redis.del(recordKey);
+        return refuse("TOOL_BUDGET_EXHAUSTED");
+      }
+    }
+    const used = await this.#redis.hincrby(runKey, "used", 1);
+    if (used > Number(run.calls)) {
+      await this.#redis.hincrby(runKey, "used", -1);
+      if (toolLimit !== undefined) await this.#redis.hincrby(runKey, `u:${request.toolName}`, -1);
+      await this.#redis.del(recordKey);
+      return refuse("RUN_BUDGET_EXHAUSTED");
+    }
+    return { ok: true, record };
+  }
+
+  /** {@inheritDoc Store.complete} */
+  async complete(
+    request: CompleteRequest,
+  ): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+    const recordKey = this.#record(request.runId, request.toolCallId);
+    const record = await this.#redis.get<StoredRecord>(recordKey);
+    if (record === null) return refuse("RECORD_EXPIRED");
+    if (record.attemptId !== request.attemptId || record.status !== "PROJECTING") {
+      return refuse("ILLEGAL_TRANSITION");
+    }
+    const { outcome } = request;
+    const next: StoredRecord = outcome.status === "READY"
+      ? {
+        ...record,
+        status: "READY",
+        evidence: outcome.evidence,
+        rawJson: outcome.rawJson,
+        agentResultJson: outcome.agentResultJson,
+        updatedAt: request.now,
+      }
+      : {
+        ...record,
+        status: "ERROR",
+        evidence: "ERROR",
+        rawJson: outcome.rawJson,
+        errorCode: outcome.errorCode,
+        updatedAt: request.now,
+      };
+    const written = await this.#redis.set(recordKey, next, { xx: true, keepTtl: true });
+    if (written === null) return refuse("RECORD_EXPIRED");
+    const progressKey = this.#progress(request.runId);
+    if (await this.#redis.rpush(progressKey, request.toolCallId) === 1) {
+      const ttl = await this.#redis.pttl(this.#run(request.runId));
+      if (ttl > 0) await this.#redis.pexpire(progressKey, ttl);
+    }
+    return { ok: true, record: next };
+  }
+
+  /** {@inheritDoc Store.get} */
+  get(runId: string, toolCallId: string): Promise<StoredRecord | null> {
+    return this.#redis.get<StoredRecord>(this.#record(runId, toolCallId));
+  }
+
+  /** {@inheritDoc Store.endRun} */
+  async endRun(
+    request: EndRunRequest,
+  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | StoreRefusal> {
+    const runKey = this.#run(request.runId);
+    const run = await this.#redis.hgetall<Record<string, unknown>>(runKey);
+    if (run === null) return refuse("RUN_NOT_FOUND");
+    if (run.status === "ACTIVE") {
+      await this.#redis.hset(runKey, { status: "ENDED", endedAt: request.now });
+      run.status = "ENDED";
+      run.endedAt = request.now;
+    }
+    const ids = await this.#redis.lrange<string>(this.#progress(request.runId), 0, -1);
+    return { ok: true, run: toRun(run), toolCallIds: ids.map(String) };
+  }
+
+  /** {@inheritDoc Store.readFacts} */
+  async readFacts(request: ReadFactsRequest): Promise<{ rows: FactRow[]; omitted: number }> {
+    const identities = request.identities.filter((id) => id.runId === request.runId);
+    if (identities.length === 0) return { rows: [], omitted: 0 };
+    const records = await this.#redis.mget<(StoredRecord | null)[]>(
+      identities.map((id) => this.#record(id.runId, id.toolCallId)),
+    );
+    const rows: FactRow[] = [];
+    let bytes = 0;
+    let omitted = 0;
+    for (const record of records) {
+      if (record === null || record.status !== "READY" || record.agentResultJson === null) continue;
+      const size = new TextEncoder().encode(record.agentResultJson).length;
+      if (rows.length >= request.maxFacts || bytes + size > request.maxBytes) {
+        omitted++;
+        continue;
+      }
+      bytes += size;
+      rows.push({
+        runId: record.runId,
+        toolCallId: record.toolCallId,
+        toolName: record.toolName,
+        status: record.status,
+        evidence: record.evidence,
+        agentResultJson: record.agentResultJson,
+        updatedAt: record.updatedAt,
+      });
+    }
+    return { rows, omitted };
+  }
+}
+
+function toRun(hash: Record<string, unknown>): RunState {
+  const budget: Record<string, number> = {};
+  const used: Record<string, number> = {};
+  for (const [field, value] of Object.entries(hash)) {
+    if (field.startsWith("b:")) budget[field.slice(2)] = Number(value);
+    if (field.startsWith("u:")) used[field.slice(2)] = Number(value);
+  }
+  return {
+    runId: String(hash.runId),
+    status: hash.status === "ENDED" ? "ENDED" : "ACTIVE",
+    deadline: Number(hash.deadline),
+    startedAt: Number(hash.startedAt),
+    endedAt: hash.endedAt === undefined ? null : Number(hash.endedAt),
+    budget: { calls: Number(hash.calls), perTool: budget },
+    used: { calls: Number(hash.used), perTool: used },
+  };
+}
