@@ -10,6 +10,9 @@ export const SMOKE: boolean = Deno.env.get("BENCH_SMOKE") === "1";
 /** Options for `Deno.bench`: few iterations in smoke mode, deno's defaults otherwise. */
 export const benchOptions: { n?: number; warmup?: number } = SMOKE ? { n: 3, warmup: 1 } : {};
 
+/** The agent token the HTTP benchmark's servers accept and its load generator sends. */
+export const AGENT_TOKEN = "bench-agent-token-0123456789";
+
 /** A string of `units` repetitions of `unit`, cut to `bytes` UTF-8 bytes at a code point. */
 export function textOfBytes(unit: string, bytes: number): string {
   const encoder = new TextEncoder();
