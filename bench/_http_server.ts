@@ -1,5 +1,5 @@
 /**
- * The HTTP server under test for figure 5, run in its own process by `http_bench.ts`:
+ * The HTTP server under test for figure 5, run in its own process by `http.ts`:
  * `deno run -A bench/_http_server.ts <bare|memory|upstash> <port>`.
  *
  * - `memory`, `upstash`: `createApp` over a `ToolBoundary` on that store (Upstash through
