@@ -13,6 +13,7 @@
  * @module
  */
 import { isErrorCode } from "../core/errors.ts";
+import { projectingRecord } from "../core/records.ts";
 import type {
   BeginRequest,
   CompleteOutcome,
@@ -155,21 +156,7 @@ export class MemoryStore implements Store {
         return Promise.reject(new Error("MemoryStore is full: maxRecords reached"));
       }
     }
-    const record: StoredRecord = {
-      runId: request.runId,
-      toolCallId: request.toolCallId,
-      toolName: request.toolName,
-      status: "PROJECTING",
-      evidence: null,
-      requestJson: request.requestJson,
-      rawJson: null,
-      agentResultJson: null,
-      errorCode: null,
-      attemptId: request.attemptId,
-      createdAt: request.now,
-      updatedAt: request.now,
-      expiresAt: this.#clock() + request.ttlMs,
-    };
+    const record = projectingRecord(request, this.#clock() + request.ttlMs);
     this.#records.set(key, record);
     run.begun.add(request.toolCallId);
     state.used.calls++;

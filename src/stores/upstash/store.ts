@@ -5,6 +5,7 @@
  */
 import { type ErrorCode, isErrorCode } from "../../core/errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../../core/ids.ts";
+import { projectingRecord } from "../../core/records.ts";
 import type {
   BeginRequest,
   CompleteOutcome,
@@ -365,21 +366,7 @@ export class UpstashStore implements Store {
     }
     return {
       ok: true,
-      record: {
-        runId: request.runId,
-        toolCallId: request.toolCallId,
-        toolName: request.toolName,
-        status: "PROJECTING",
-        evidence: null,
-        requestJson: request.requestJson,
-        rawJson: null,
-        agentResultJson: null,
-        errorCode: null,
-        attemptId: request.attemptId,
-        createdAt: request.now,
-        updatedAt: request.now,
-        expiresAt: this.#parse(() => int(reply[1])),
-      },
+      record: projectingRecord(request, this.#parse(() => int(reply[1]))),
     };
   }
 
