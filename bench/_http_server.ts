@@ -37,12 +37,13 @@ let runId = "bare";
 if (mode === "bare") {
   const app = new Hono();
   let sink = 0;
+  const signal = new AbortController().signal;
   app.post("/v1/runs/:runId/tool-calls", async (c) => {
     const body = await c.req.json<{ toolCallId: string; input: unknown }>();
     const input = typeof body.input === "string" ? JSON.parse(body.input) : body.input;
     const requestJson = JSON.stringify(input);
     const result = await tool.execute(input, {
-      signal: c.req.raw.signal,
+      signal,
       run: undefined!,
       toolCallId: body.toolCallId,
     });
