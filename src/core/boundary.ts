@@ -20,6 +20,7 @@ import {
   type InputIssue,
   type Limits,
   type ObservedFact,
+  type ProjectedEvidence,
   type RunBudget,
   type RunContext,
   type RunEnd,
@@ -434,18 +435,22 @@ export class ToolBoundary {
         return { code: "INVALID_INPUT" };
       }
     }
-    if (!isPlainObject(value) || checkJson(value, inputDepth) !== null) {
-      return { code: "INVALID_INPUT" };
-    }
+    if (!isPlainObject(value)) return { code: "INVALID_INPUT" };
     if (tool.input !== undefined) {
-      const checked = v.safeParse(tool.input, value);
-      if (!checked.success) return { code: "INVALID_INPUT", issues: toInputIssues(checked.issues) };
-      value = checked.output;
-      if (!isPlainObject(value) || checkJson(value, inputDepth) !== null) {
+      // The schema's code only ever sees plain JSON data.
+      if (!isJsonData(value, inputDepth)) return { code: "INVALID_INPUT" };
+      let checked;
+      try {
+        checked = v.safeParse(tool.input, value);
+      } catch {
+        // A schema whose own code throws (a custom check or transform) refuses the input.
         return { code: "INVALID_INPUT" };
       }
+      if (!checked.success) return { code: "INVALID_INPUT", issues: toInputIssues(checked.issues) };
+      value = checked.output;
     }
-    const requestJson = JSON.stringify(value);
+    const requestJson = isPlainObject(value) ? serialize(value, inputDepth) : null;
+    if (requestJson === null) return { code: "INVALID_INPUT" };
     if (utf8ByteLength(requestJson) > requestBytes) return { code: "REQUEST_TOO_LARGE" };
     return { input: value as JsonObject, requestJson };
   }
@@ -496,10 +501,8 @@ export class ToolBoundary {
       }
       if (raw === TIMED_OUT) return fail("TOOL_TIMEOUT", null);
 
-      if (raw === undefined || checkJson(raw, Number.POSITIVE_INFINITY) !== null) {
-        return fail("SERIALIZATION_FAILED", null);
-      }
-      const rawJson = JSON.stringify(raw);
+      const rawJson = serialize(raw, this.limits.rawDepth);
+      if (rawJson === null) return fail("SERIALIZATION_FAILED", null);
       const rawBytes = utf8ByteLength(rawJson);
       if (rawBytes > this.limits.rawBytes || recordBaseBytes + rawBytes > this.limits.recordBytes) {
         return fail("RESULT_TOO_LARGE", null);
@@ -517,13 +520,21 @@ export class ToolBoundary {
         return fail("PROJECTION_FAILED", rawJson, error);
       }
       if (projected === TIMED_OUT) return fail("TOOL_TIMEOUT", rawJson);
-      const projection = validateProjection(projected, CONTENT_DEPTH);
-      if (projection === null) return fail("INVALID_PROJECTION", rawJson);
-      const projectionJson = JSON.stringify({
-        evidence: projection.evidence,
-        scope: projection.scope,
-        content: projection.content,
-      });
+      let projectionJson: string;
+      let evidence: ProjectedEvidence;
+      try {
+        const projection = validateProjection(projected, CONTENT_DEPTH);
+        if (projection === null) return fail("INVALID_PROJECTION", rawJson);
+        evidence = projection.evidence;
+        projectionJson = JSON.stringify({
+          evidence: projection.evidence,
+          scope: projection.scope,
+          content: projection.content,
+        });
+      } catch (error) {
+        // A getter that throws, or content too deep for JSON.stringify.
+        return fail("INVALID_PROJECTION", rawJson, error);
+      }
       const agentBytes = utf8ByteLength(projectionJson);
       if (
         agentBytes > this.limits.agentResultBytes ||
@@ -534,7 +545,7 @@ export class ToolBoundary {
       return {
         outcome: {
           status: "READY",
-          evidence: projection.evidence,
+          evidence,
           rawJson,
           agentResultJson: projectionJson,
         },
@@ -587,6 +598,23 @@ export class ToolBoundary {
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/**
+ * The JSON text of a value that must be plain JSON data, or `null` when it is not: refused by
+ * the strict check (which also ends cycles at `maxDepth`), or throwing while read (a getter).
+ */
+function serialize(value: unknown, maxDepth: number): string | null {
+  return isJsonData(value, maxDepth) ? JSON.stringify(value) : null;
+}
+
+function isJsonData(value: unknown, maxDepth: number): boolean {
+  if (value === undefined) return false;
+  try {
+    return checkJson(value, maxDepth) === null;
+  } catch {
+    return false;
+  }
 }
 
 function errorResult(toolCallId: string | null, code: ErrorCode): ErrorResult {

@@ -170,6 +170,8 @@ export interface Limits {
   factBytes: number;
   /** The deepest nesting accepted in tool input. @default 64 */
   inputDepth: number;
+  /** The deepest nesting accepted in a raw tool response; deeper (or cyclic) data is SERIALIZATION_FAILED. @default 512 */
+  rawDepth: number;
 }
 
 /** The defaults of {@linkcode Limits}: they fit Upstash's 10 MB request limit with room. */
@@ -181,4 +183,5 @@ export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
   factCount: 100,
   factBytes: 256 * 1024,
   inputDepth: 64,
+  rawDepth: 512,
 });
