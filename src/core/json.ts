@@ -15,13 +15,18 @@ export interface JsonObject {
 /** Why a value is not plain JSON data. */
 export type JsonProblem = "NOT_JSON" | "TOO_DEEP";
 
+/** The deepest `checkJson` ever descends, whatever `maxDepth` says, so it cannot overflow the stack. */
+export const MAX_CHECK_DEPTH = 1_000;
+
 /**
  * Checks that a value is plain JSON data: strings, finite numbers, booleans, null, arrays and
  * plain objects (prototype `Object.prototype` or `null`). Anything `JSON.stringify` would drop,
  * change or reject (undefined, functions, symbols, BigInt, NaN, Infinity, class instances such
  * as Date or Map, array holes, cycles) is refused, so that what is stored is exactly what the
- * caller had. Iterative, so hostile nesting cannot overflow the stack; a cycle fails at
- * `maxDepth`.
+ * caller had. Nesting deeper than `maxDepth` (at most {@linkcode MAX_CHECK_DEPTH}) is refused,
+ * which also ends a cycle, so hostile nesting can neither hang it nor overflow the stack.
+ *
+ * A getter that throws makes `checkJson` throw; callers treat that as "not JSON".
  *
  * @param value Anything.
  * @param maxDepth The deepest nesting of arrays and objects accepted.
@@ -35,47 +40,42 @@ export type JsonProblem = "NOT_JSON" | "TOO_DEEP";
  * ```
  */
 export function checkJson(value: unknown, maxDepth: number): JsonProblem | null {
-  // Fast path for scalars, the common raw payload shape for text tools.
-  const type = typeof value;
-  if (type === "string" || type === "boolean" || value === null) return null;
-  if (type === "number") return Number.isFinite(value) ? null : "NOT_JSON";
-  const values: unknown[] = [value];
-  const depths: number[] = [1];
-  while (values.length > 0) {
-    const current = values.pop();
-    const depth = depths.pop()!;
-    switch (typeof current) {
-      case "string":
-      case "boolean":
-        continue;
-      case "number":
-        if (!Number.isFinite(current)) return "NOT_JSON";
-        continue;
-      case "object": {
-        if (current === null) continue;
-        if (depth > maxDepth) return "TOO_DEEP";
-        if (Array.isArray(current)) {
-          for (let i = 0; i < current.length; i++) {
-            if (!(i in current)) return "NOT_JSON";
-            values.push(current[i]);
-            depths.push(depth + 1);
-          }
-          continue;
-        }
-        const proto = Object.getPrototypeOf(current);
-        if (proto !== Object.prototype && proto !== null) return "NOT_JSON";
-        for (const key in current) {
-          if (!Object.hasOwn(current, key)) continue;
-          values.push((current as Record<string, unknown>)[key]);
-          depths.push(depth + 1);
-        }
-        continue;
+  problem = null;
+  return walk(value, Math.min(maxDepth, MAX_CHECK_DEPTH)) ? null : problem ?? "NOT_JSON";
+}
+
+let problem: JsonProblem | null = null;
+
+/** Recursion is the fast path in V8, and the depth cap keeps it far from the stack's limit. */
+function walk(value: unknown, depth: number): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value);
+    case "object": {
+      if (value === null) return true;
+      if (depth < 1) {
+        problem = "TOO_DEEP";
+        return false;
       }
-      default:
-        return "NOT_JSON";
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value) || !walk(value[i], depth - 1)) return false;
+        }
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      for (const key in value) {
+        if (!walk((value as Record<string, unknown>)[key], depth - 1)) return false;
+      }
+      return true;
     }
+    default:
+      return false;
   }
-  return null;
 }
 
 /**
