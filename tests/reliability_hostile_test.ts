@@ -232,7 +232,7 @@ Deno.test("hostile: any tool call ID gets READY when it matches the allow-list, 
         { toolCallId },
         ok ? "READY" : "INVALID_TOOL_CALL_ID",
         null,
-        `toolCallId ${JSON.stringify(String(toolCallId)).slice(0, 80)}`,
+        `toolCallId ${Deno.inspect(toolCallId).slice(0, 80)}`,
       );
     }),
     { numRuns: RUNS },
@@ -247,7 +247,7 @@ Deno.test("hostile: any envelope run ID other than the run's own gets RUN_MISMAT
         { toolCallId: id, runId },
         runId === "run-hostile" ? "READY" : "RUN_MISMATCH",
         id,
-        `runId ${String(runId).slice(0, 80)}`,
+        `runId ${Deno.inspect(runId).slice(0, 80)}`,
       );
     }),
     { numRuns: RUNS },
@@ -262,7 +262,7 @@ Deno.test("hostile: any tool name but a registered one gets UNKNOWN_TOOL", async
         { toolCallId: id, toolName },
         toolName === "echo" ? "READY" : "UNKNOWN_TOOL",
         id,
-        `toolName ${String(toolName).slice(0, 80)}`,
+        `toolName ${Deno.inspect(toolName).slice(0, 80)}`,
       );
     }),
     { numRuns: RUNS },
@@ -334,7 +334,7 @@ Deno.test("hostile: unsafe run IDs never reach the store from startRun, inspect 
         f,
         code,
         safeRun || generated ? null : "INVALID_RUN_ID",
-        `startRun ${String(runId)}`,
+        `startRun ${Deno.inspect(runId)}`,
       );
       const record = await bounded(f, "inspect", boundary.inspect(runId as string, toolCallId));
       checkEqual(f, record, null, "inspect of a never-called ID");
