@@ -326,9 +326,17 @@ Deno.test("auth: 401 without or with a wrong token, 403 for the agent outside to
   const run = await startRun();
   const body = { toolCallId: "call_1", toolName: "search_runbook", input: { query: "disk" } };
   for (
-    const headers of [{}, { authorization: "Bearer wrong-token-0123456789" }, {
-      authorization: "Basic YTpi",
-    }, { authorization: "Bearer" }]
+    const headers of [
+      {},
+      { authorization: "Bearer wrong-token-0123456789" },
+      { authorization: "Basic YTpi" },
+      { authorization: "Bearer" },
+      // Near misses: a prefix, an extension, one byte off, the other role's token cut short.
+      { authorization: `Bearer ${AGENT.slice(0, -1)}` },
+      { authorization: `Bearer ${AGENT}0` },
+      { authorization: `Bearer ${AGENT.slice(0, -1)}g` },
+      { authorization: `Bearer ${HARNESS.slice(0, AGENT.length)}` },
+    ]
   ) {
     const res = await call("POST", `/v1/runs/${run.runId}/tool-calls`, {
       token: null,
