@@ -5,13 +5,21 @@
  * Rules every script keeps:
  * - It touches only the keys passed in KEYS, and all of them share the run's hash tag, so it is
  *   Redis Cluster-safe (and fits Upstash's key locking).
- * - It replies with an array of strings, each starting with `!` (a value follows) or equal to `~`
- *   (null). The `@upstash/redis` client JSON-parses string replies by default, which would turn
- *   an ID such as "123" into a number; neither `!…` nor `~` parses as JSON, so every reply comes
- *   back as the exact bytes Redis holds, whatever the client's `automaticDeserialization`.
- *   The first element is `!OK` or `!<ERROR_CODE>`.
- * - Numbers arrive as decimal strings and are compared with `tonumber`; nothing is converted back
- *   from a Lua number, so no counter or timestamp loses digits on the way out.
+ * - It replies with one string: a JSON array (built by `cjson.encode`, or a constant) whose first
+ *   element is `"OK"` or an error code and whose other elements are strings, or `false` for a
+ *   field that is absent. With `automaticDeserialization` on (the default), `@upstash/redis`
+ *   JSON-parses that string once into an array whose strings stay strings, so an ID such as
+ *   "123" is never turned into a number; with it off, the store parses the string itself. Either
+ *   way the client decodes one value per reply, not one per element (each of which used to cost
+ *   a base64 decode and a thrown `JSON.parse`).
+ * - A reply never carries what the caller already knows: `begin` answers `["OK"]`, and
+ *   `complete` only the fields its request does not carry.
+ * - Numbers arrive as decimal strings and are compared with `tonumber`; they leave as the strings
+ *   Redis holds (cjson would print a Lua number with 14 significant digits), so no counter or
+ *   timestamp loses digits on the way out.
+ * - `cjson.encode` passes UTF-8 bytes through as they are, escapes `"`, `\\`, `/` and control
+ *   bytes, and turns an empty table into `{}`: every reply table starts with its status, so it is
+ *   never empty, and never holds a nil (HMGET gives `false` for an absent field).
  * - TTLs are set once, when a key is created (`PEXPIRE` right after the `HSET` that created it);
  *   updates use `HSET` on an existing key, which keeps the remaining TTL.
  *
@@ -43,44 +51,33 @@ export const RECORD_FIELDS = [
   "expiresAt",
 ] as const;
 
-/** Fields `complete` returns: the record without the payloads the caller just sent. */
-export const COMPLETE_FIELDS = [
-  "runId",
-  "toolCallId",
-  "toolName",
-  "status",
-  "evidence",
-  "requestJson",
-  "errorCode",
-  "attemptId",
-  "createdAt",
-  "updatedAt",
-  "expiresAt",
-] as const;
+/**
+ * Fields `complete` returns: those of the record its request does not carry. `updatedAt` follows
+ * them only when the record was already complete (a retry), as the request's `now` is not it then.
+ */
+export const COMPLETE_FIELDS = ["toolName", "requestJson", "createdAt", "expiresAt"] as const;
 
 /** Fields `readFacts` returns per row: never the request or the raw response. */
 export const FACT_FIELDS = ["toolCallId", "toolName", "evidence", "agentResultJson", "updatedAt"];
 
 const luaList = (fields: readonly string[]) => `{${fields.map((f) => `'${f}'`).join(", ")}}`;
 
-/** Helpers shared by the scripts (plain Lua, no Redis calls of its own). */
+/** Helpers shared by the scripts (plain Lua, no Redis calls of their own). */
 const PRELUDE = `
-local function tag(value)
-  if value then return '!' .. value end
-  return '~'
-end
 local function hash_reply(key, fields)
-  local values = redis.call('HMGET', key, unpack(fields))
-  local out = {'!OK'}
-  for i = 1, #fields do out[i + 1] = tag(values[i]) end
-  return out
+  local out = redis.call('HMGET', key, unpack(fields))
+  table.insert(out, 1, 'OK')
+  return cjson.encode(out)
 end
-local function run_reply(key, out)
-  local flat = redis.call('HGETALL', key)
-  for i = 1, #flat do out[#out + 1] = '!' .. flat[i] end
-  return out
+local function run_reply(key)
+  local out = redis.call('HGETALL', key)
+  table.insert(out, 1, 'OK')
+  return cjson.encode(out)
 end
 `;
+
+/** A constant reply: `["<code>"]`. */
+const fixed = (name: string) => `'["${name}"]'`;
 
 /** Creates a run, or returns it again for a repeat of the same attempt. */
 export const START_RUN: LuaScript = {
@@ -90,12 +87,12 @@ export const START_RUN: LuaScript = {
 -- ARGV[1]  runId          ARGV[2] attemptId     ARGV[3] deadline (epoch ms)
 -- ARGV[4]  calls budget   ARGV[5] ttlMs         ARGV[6] now (epoch ms)
 -- ARGV[7..] pairs of tool name, tool budget
--- Reply: {'!OK', '!field', '!value', ...} (the run hash) | {'!RUN_ALREADY_EXISTS'}
+-- Reply: ["OK", field, value, ...] (the run hash) | ["RUN_ALREADY_EXISTS"]
 ${PRELUDE}
 local attempt = redis.call('HGET', KEYS[1], 'attemptId')
 if attempt then
-  if attempt ~= ARGV[2] then return {'!RUN_ALREADY_EXISTS'} end
-  return run_reply(KEYS[1], {'!OK'})
+  if attempt ~= ARGV[2] then return ${fixed("RUN_ALREADY_EXISTS")} end
+  return run_reply(KEYS[1])
 end
 redis.call('HSET', KEYS[1], 'runId', ARGV[1], 'status', 'ACTIVE', 'deadline', ARGV[3],
   'startedAt', ARGV[6], 'calls', ARGV[4], 'used', '0', 'attemptId', ARGV[2])
@@ -103,7 +100,7 @@ for i = 7, #ARGV, 2 do
   redis.call('HSET', KEYS[1], 'b:' .. ARGV[i], ARGV[i + 1])
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return run_reply(KEYS[1], {'!OK'})
+return run_reply(KEYS[1])
 `,
 };
 
@@ -113,10 +110,10 @@ export const GET_RUN: LuaScript = {
   source: `-- getRun
 -- KEYS[1]  run hash
 -- ARGV     none
--- Reply: {'!OK', '!field', '!value', ...} | {'~'} when absent
+-- Reply: ["OK", field, value, ...] | [] when absent
 ${PRELUDE}
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'~'} end
-return run_reply(KEYS[1], {'!OK'})
+if redis.call('EXISTS', KEYS[1]) == 0 then return '[]' end
+return run_reply(KEYS[1])
 `,
 };
 
@@ -127,27 +124,27 @@ export const BEGIN: LuaScript = {
 -- KEYS[1]  run hash       KEYS[2] record hash   KEYS[3] set of the run's begun tool call IDs
 -- ARGV[1]  runId          ARGV[2] toolCallId    ARGV[3] toolName     ARGV[4] requestJson
 -- ARGV[5]  attemptId      ARGV[6] ttlMs         ARGV[7] now          ARGV[8] expiresAt (now + ttlMs)
--- Reply: {'!OK', '!<expiresAt>'} when created
---      | {'!OK', <${RECORD_FIELDS.length} record fields>} for a repeat of the same attempt
---      | {'!RUN_NOT_FOUND' | '!RUN_INACTIVE' | '!DEADLINE_EXCEEDED' | '!DUPLICATE_TOOL_CALL'
---         | '!TOOL_BUDGET_EXHAUSTED' | '!RUN_BUDGET_EXHAUSTED'}
+-- Reply: ["OK"] when created (the caller knows every field)
+--      | ["OK", <${RECORD_FIELDS.length} record fields>] for a repeat of the same attempt
+--      | ["RUN_NOT_FOUND" | "RUN_INACTIVE" | "DEADLINE_EXCEEDED" | "DUPLICATE_TOOL_CALL"
+--         | "TOOL_BUDGET_EXHAUSTED" | "RUN_BUDGET_EXHAUSTED"]
 ${PRELUDE}
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'!RUN_NOT_FOUND'} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return ${fixed("RUN_NOT_FOUND")} end
 local attempt = redis.call('HGET', KEYS[2], 'attemptId')
 -- A client retry of a begin that already ran: the same begin, not a duplicate.
 if attempt == ARGV[5] then return hash_reply(KEYS[2], ${luaList(RECORD_FIELDS)}) end
 local run = redis.call('HMGET', KEYS[1], 'status', 'deadline', 'calls', 'used',
   'b:' .. ARGV[3], 'u:' .. ARGV[3])
-if run[1] ~= 'ACTIVE' then return {'!RUN_INACTIVE'} end
-if tonumber(ARGV[7]) >= tonumber(run[2]) then return {'!DEADLINE_EXCEEDED'} end
+if run[1] ~= 'ACTIVE' then return ${fixed("RUN_INACTIVE")} end
+if tonumber(ARGV[7]) >= tonumber(run[2]) then return ${fixed("DEADLINE_EXCEEDED")} end
 -- A key stays used for the life of its run, also after its record expired.
 if attempt or redis.call('EXISTS', KEYS[2]) == 1 or redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 1 then
-  return {'!DUPLICATE_TOOL_CALL'}
+  return ${fixed("DUPLICATE_TOOL_CALL")}
 end
 if run[5] and tonumber(run[6] or '0') >= tonumber(run[5]) then
-  return {'!TOOL_BUDGET_EXHAUSTED'}
+  return ${fixed("TOOL_BUDGET_EXHAUSTED")}
 end
-if tonumber(run[4]) >= tonumber(run[3]) then return {'!RUN_BUDGET_EXHAUSTED'} end
+if tonumber(run[4]) >= tonumber(run[3]) then return ${fixed("RUN_BUDGET_EXHAUSTED")} end
 redis.call('HSET', KEYS[2], 'runId', ARGV[1], 'toolCallId', ARGV[2], 'toolName', ARGV[3],
   'status', 'PROJECTING', 'requestJson', ARGV[4], 'attemptId', ARGV[5],
   'createdAt', ARGV[7], 'updatedAt', ARGV[7], 'expiresAt', ARGV[8])
@@ -159,7 +156,7 @@ if redis.call('SADD', KEYS[3], ARGV[2]) == 1 and redis.call('SCARD', KEYS[3]) ==
 end
 redis.call('HINCRBY', KEYS[1], 'used', 1)
 redis.call('HINCRBY', KEYS[1], 'u:' .. ARGV[3], 1)
-return {'!OK', '!' .. ARGV[8]}
+return ${fixed("OK")}
 `,
 };
 
@@ -173,48 +170,52 @@ export const COMPLETE: LuaScript = {
 -- ARGV[7]  '1' when a raw response is given     ARGV[8] rawJson
 -- ARGV[9]  '1' when an agent result is given    ARGV[10] agentResultJson
 -- ARGV[11] now
--- Reply: {'!OK', <${COMPLETE_FIELDS.length} fields: the record without rawJson and agentResultJson>}
---      | {'!RECORD_EXPIRED'} | {'!ILLEGAL_TRANSITION'}
+-- Reply: ["OK", ${COMPLETE_FIELDS.join(", ")}] when completed now (updatedAt is ARGV[11])
+--      | ["OK", ${COMPLETE_FIELDS.join(", ")}, updatedAt] for a repeat of the same complete
+--      | ["RECORD_EXPIRED"] | ["ILLEGAL_TRANSITION"]
+-- Everything else of the record is in the request: the script checked that it is what is stored.
 ${PRELUDE}
-local fields = ${luaList(COMPLETE_FIELDS)}
 local r = redis.call('HMGET', KEYS[1], 'attemptId', 'status', 'evidence', 'errorCode',
-  'rawJson', 'agentResultJson')
+  'rawJson', 'agentResultJson', ${COMPLETE_FIELDS.map((f) => `'${f}'`).join(", ")}, 'updatedAt')
 -- Absent (expired): never re-created here.
-if not r[1] then return {'!RECORD_EXPIRED'} end
-if r[1] ~= ARGV[2] or ARGV[3] ~= '1' then return {'!ILLEGAL_TRANSITION'} end
+if not r[1] then return ${fixed("RECORD_EXPIRED")} end
+if r[1] ~= ARGV[2] or ARGV[3] ~= '1' then return ${fixed("ILLEGAL_TRANSITION")} end
 local status, evidence, code, raw, agent = ARGV[4], false, false, false, false
 if ARGV[7] == '1' then raw = ARGV[8] end
 if status == 'READY' then
   evidence = ARGV[5]
   if evidence ~= 'EVIDENCE_FOUND' and evidence ~= 'NO_EVIDENCE' then
-    return {'!ILLEGAL_TRANSITION'}
+    return ${fixed("ILLEGAL_TRANSITION")}
   end
-  if not raw or ARGV[9] ~= '1' then return {'!ILLEGAL_TRANSITION'} end
+  if not raw or ARGV[9] ~= '1' then return ${fixed("ILLEGAL_TRANSITION")} end
   agent = ARGV[10]
 elseif status == 'ERROR' and ARGV[6] ~= '' then
   evidence, code = 'ERROR', ARGV[6]
 else
-  return {'!ILLEGAL_TRANSITION'}
+  return ${fixed("ILLEGAL_TRANSITION")}
 end
+local reply = {'OK', r[7], r[8], r[9], r[10]}
 if r[2] ~= 'PROJECTING' then
   -- A retry of this very complete returns the record again; anything else is refused.
   if r[2] == status and r[3] == evidence and r[4] == code and r[5] == raw and r[6] == agent then
-    return hash_reply(KEYS[1], fields)
+    reply[6] = r[11]
+    return cjson.encode(reply)
   end
-  return {'!ILLEGAL_TRANSITION'}
+  return ${fixed("ILLEGAL_TRANSITION")}
 end
 -- HSET on an existing key keeps its TTL.
-redis.call('HSET', KEYS[1], 'status', status, 'evidence', evidence, 'updatedAt', ARGV[11])
-if code then redis.call('HSET', KEYS[1], 'errorCode', code) end
-if raw then redis.call('HSET', KEYS[1], 'rawJson', raw) end
-if agent then redis.call('HSET', KEYS[1], 'agentResultJson', agent) end
+local set = {'status', status, 'evidence', evidence, 'updatedAt', ARGV[11]}
+if code then set[#set + 1] = 'errorCode'; set[#set + 1] = code end
+if raw then set[#set + 1] = 'rawJson'; set[#set + 1] = raw end
+if agent then set[#set + 1] = 'agentResultJson'; set[#set + 1] = agent end
+redis.call('HSET', KEYS[1], unpack(set))
 -- Indexed only while the run lives (PTTL -2: the run is gone). The index expires with its run:
 -- its TTL is set once, to the run's remaining TTL, when RPUSH creates it.
 local ttl = redis.call('PTTL', KEYS[2])
 if ttl ~= -2 and redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 and ttl > 0 then
   redis.call('PEXPIRE', KEYS[3], ttl)
 end
-return hash_reply(KEYS[1], fields)
+return cjson.encode(reply)
 `,
 };
 
@@ -224,9 +225,9 @@ export const GET: LuaScript = {
   source: `-- get
 -- KEYS[1]  record hash
 -- ARGV     none
--- Reply: {'!OK', <${RECORD_FIELDS.length} record fields>} | {'~'} when absent
+-- Reply: ["OK", <${RECORD_FIELDS.length} record fields>] | [] when absent
 ${PRELUDE}
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'~'} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return '[]' end
 return hash_reply(KEYS[1], ${luaList(RECORD_FIELDS)})
 `,
 };
@@ -237,19 +238,20 @@ export const END_RUN: LuaScript = {
   source: `-- endRun
 -- KEYS[1]  run hash       KEYS[2] progress list
 -- ARGV[1]  now
--- Reply: {'!OK', '!<n>', <n run hash items: field, value, ...>, <tool call IDs in order>}
---      | {'!RUN_NOT_FOUND'}
+-- Reply: ["OK", "<n>", <n run hash items: field, value, ...>, <tool call IDs in order>]
+--      | ["RUN_NOT_FOUND"]
 ${PRELUDE}
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'!RUN_NOT_FOUND'} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return ${fixed("RUN_NOT_FOUND")} end
 if redis.call('HGET', KEYS[1], 'status') == 'ACTIVE' then
   redis.call('HSET', KEYS[1], 'status', 'ENDED', 'endedAt', ARGV[1])
 end
-local flat = redis.call('HGETALL', KEYS[1])
-local out = {'!OK', '!' .. #flat}
-for i = 1, #flat do out[#out + 1] = '!' .. flat[i] end
+local out = redis.call('HGETALL', KEYS[1])
+local n = #out
 local ids = redis.call('LRANGE', KEYS[2], 0, -1)
-for i = 1, #ids do out[#out + 1] = '!' .. ids[i] end
-return out
+for i = 1, #ids do out[n + i] = ids[i] end
+table.insert(out, 1, tostring(n))
+table.insert(out, 1, 'OK')
+return cjson.encode(out)
 `,
 };
 
@@ -259,14 +261,12 @@ export const READ_FACTS: LuaScript = {
   source: `-- readFacts
 -- KEYS[1..n] record hashes of one run, in execution order
 -- ARGV[1]  runId          ARGV[2] maxFacts      ARGV[3] maxBytes
--- Reply: {'!OK', '!<omitted>', then ${FACT_FIELDS.length} fields per row: ${
-    FACT_FIELDS.join(", ")
-  }}
+-- Reply: ["OK", "<omitted>", then ${FACT_FIELDS.length} fields per row: ${FACT_FIELDS.join(", ")}]
 -- Only READY records of ARGV[1] with evidence EVIDENCE_FOUND or NO_EVIDENCE become rows.
 ${PRELUDE}
 local max_facts, max_bytes = tonumber(ARGV[2]), tonumber(ARGV[3])
 local rows, bytes, omitted = 0, 0, 0
-local out = {'!OK', '!0'}
+local out = {'OK', '0'}
 for i = 1, #KEYS do
   local r = redis.call('HMGET', KEYS[i], 'runId', 'status', 'evidence', 'agentResultJson',
     'toolCallId', 'toolName', 'updatedAt')
@@ -277,16 +277,13 @@ for i = 1, #KEYS do
       omitted = omitted + 1
     else
       rows, bytes = rows + 1, bytes + size
-      out[#out + 1] = '!' .. r[5]
-      out[#out + 1] = '!' .. r[6]
-      out[#out + 1] = '!' .. r[3]
-      out[#out + 1] = '!' .. r[4]
-      out[#out + 1] = '!' .. r[7]
+      local n = #out
+      out[n + 1], out[n + 2], out[n + 3], out[n + 4], out[n + 5] = r[5], r[6], r[3], r[4], r[7]
     end
   end
 end
-out[2] = '!' .. omitted
-return out
+out[2] = tostring(omitted)
+return cjson.encode(out)
 `,
 };
 

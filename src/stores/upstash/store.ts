@@ -99,14 +99,26 @@ const MAX_TIMER_MS = 2_147_483_647;
 
 type Reply = (string | null)[];
 
-/** Reply elements: `!` then the value, or `~` for null. See scripts.ts. */
+/**
+ * A script's reply: one JSON array of strings and `false` (absent), see scripts.ts. The client
+ * hands it over parsed (`automaticDeserialization` on, the default) or as the string.
+ */
 function decodeReply(reply: unknown): Reply {
-  if (!Array.isArray(reply) || reply.length === 0) throw unreadable();
-  return reply.map((item) => {
-    if (item === "~") return null;
-    if (typeof item === "string" && item.startsWith("!")) return item.slice(1);
-    throw unreadable();
-  });
+  let items = reply;
+  if (typeof reply === "string") {
+    try {
+      items = JSON.parse(reply);
+    } catch {
+      throw unreadable();
+    }
+  }
+  if (!Array.isArray(items)) throw unreadable();
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item === false) items[i] = null;
+    else if (typeof item !== "string") throw unreadable();
+  }
+  return items as Reply;
 }
 
 function unreadable(): RedisStoreError {
@@ -133,14 +145,9 @@ function text(value: string | null | undefined): string {
   return value;
 }
 
-/** Builds a record from reply elements laid out as `fields`. */
-function toRecord(
-  reply: Reply,
-  fields: readonly string[],
-  extra: Partial<StoredRecord> = {},
-): StoredRecord {
-  const at = (name: string) => reply[fields.indexOf(name) + 1];
-  const has = (name: string) => fields.includes(name);
+/** Builds a record from reply elements laid out as `RECORD_FIELDS`. */
+function toRecord(reply: Reply): StoredRecord {
+  const at = (name: (typeof RECORD_FIELDS)[number]) => reply[RECORD_FIELDS.indexOf(name) + 1];
   return {
     runId: text(at("runId")),
     toolCallId: text(at("toolCallId")),
@@ -148,10 +155,8 @@ function toRecord(
     status: text(at("status")) as RecordStatus,
     evidence: (at("evidence") ?? null) as EvidenceStatus | null,
     requestJson: text(at("requestJson")),
-    rawJson: has("rawJson") ? at("rawJson") ?? null : extra.rawJson ?? null,
-    agentResultJson: has("agentResultJson")
-      ? at("agentResultJson") ?? null
-      : extra.agentResultJson ?? null,
+    rawJson: at("rawJson") ?? null,
+    agentResultJson: at("agentResultJson") ?? null,
     errorCode: (at("errorCode") ?? null) as ErrorCode | null,
     attemptId: text(at("attemptId")),
     createdAt: int(at("createdAt")),
@@ -331,7 +336,7 @@ export class UpstashStore implements Store {
   async getRun(runId: string): Promise<RunState | null> {
     if (!isSafeRunId(runId)) return null;
     const reply = await this.#call(GET_RUN, [this.#runKey(runId)], []);
-    if (reply[0] === null) return null;
+    if (reply.length === 0) return null;
     return this.#parse(() => toRun(reply.slice(1)));
   }
 
@@ -360,14 +365,12 @@ export class UpstashStore implements Store {
     );
     const status = replyStatus(reply);
     if (status !== "OK") return refuse(status);
-    if (reply.length > 2) {
+    if (reply.length > 1) {
       // A repeat of an attempt that already ran: the record as stored.
-      return { ok: true, record: this.#parse(() => toRecord(reply, RECORD_FIELDS)) };
+      return { ok: true, record: this.#parse(() => toRecord(reply)) };
     }
-    return {
-      ok: true,
-      record: projectingRecord(request, this.#parse(() => int(reply[1]))),
-    };
+    // Created: every field is the request's.
+    return { ok: true, record: projectingRecord(request, expiresAt) };
   }
 
   /** {@inheritDoc Store.complete} */
@@ -403,19 +406,37 @@ export class UpstashStore implements Store {
     ]);
     const status = replyStatus(reply);
     if (status !== "OK") return refuse(status);
-    // The script verified that the stored payloads equal the ones sent: no need to read them back.
-    return {
-      ok: true,
-      record: this.#parse(() => toRecord(reply, COMPLETE_FIELDS, { rawJson, agentResultJson })),
-    };
+    // The reply carries only the fields the request does not: the script checked that the
+    // attempt, the status, the evidence, the error code and the payloads stored are the ones sent.
+    const record = this.#parse((): StoredRecord => {
+      const [, toolName, requestJson, createdAt, expiresAt, updatedAt] = reply;
+      const width = COMPLETE_FIELDS.length + 1;
+      if (!valid || (reply.length !== width && reply.length !== width + 1)) throw unreadable();
+      return {
+        runId,
+        toolCallId,
+        toolName: text(toolName),
+        status: outcome.status,
+        evidence: ready ? outcome.evidence : "ERROR",
+        requestJson: text(requestJson),
+        rawJson,
+        agentResultJson,
+        errorCode: outcome.status === "ERROR" ? outcome.errorCode : null,
+        attemptId: request.attemptId,
+        createdAt: int(createdAt),
+        updatedAt: updatedAt === undefined ? request.now : int(updatedAt),
+        expiresAt: int(expiresAt),
+      };
+    });
+    return { ok: true, record };
   }
 
   /** {@inheritDoc Store.get} */
   async get(runId: string, toolCallId: string): Promise<StoredRecord | null> {
     if (!isSafeRunId(runId) || !isSafeToolCallId(toolCallId)) return null;
     const reply = await this.#call(GET, [this.#recordKey(runId, toolCallId)], []);
-    if (reply[0] === null) return null;
-    return this.#parse(() => toRecord(reply, RECORD_FIELDS));
+    if (reply.length === 0) return null;
+    return this.#parse(() => toRecord(reply));
   }
 
   /** {@inheritDoc Store.endRun} */
