@@ -17,7 +17,7 @@
  * - Numbers arrive as decimal strings and are compared with `tonumber`; they leave as the strings
  *   Redis holds (cjson would print a Lua number with 14 significant digits), so no counter or
  *   timestamp loses digits on the way out.
- * - `cjson.encode` passes UTF-8 bytes through as they are, escapes `"`, `\\`, `/` and control
+ * - `cjson.encode` passes UTF-8 bytes through as they are, escapes `"`, `\`, `/` and control
  *   bytes, and turns an empty table into `{}`: every reply table starts with its status, so it is
  *   never empty, and never holds a nil (HMGET gives `false` for an absent field).
  * - TTLs are set once, when a key is created (`PEXPIRE` right after the `HSET` that created it);
