@@ -163,6 +163,8 @@ export class ToolBoundary {
   readonly #ended = new WeakSet<RunContext>();
 
   /**
+   * Creates a boundary over a store and a fixed set of tools.
+   *
    * @param options Store, tools, limits, TTLs, authorization, observer and clock.
    * @throws {TypeError} When `tools` is missing, has duplicates, or `store` is not a store.
    * @throws {RangeError} When a limit or TTL is not a positive integer.

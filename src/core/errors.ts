@@ -116,6 +116,8 @@ export class BoundaryError extends Error {
   readonly code: ErrorCode;
 
   /**
+   * Creates the error for a code.
+   *
    * @param code The error code; the message is the code's fixed message.
    * @param options `cause`: internal detail for logs, never for an agent.
    */

@@ -9,6 +9,7 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | JsonObj
 
 /** A JSON object: string keys, JSON values. */
 export interface JsonObject {
+  /** Any key, a JSON value. */
   [key: string]: JsonValue;
 }
 

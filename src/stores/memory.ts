@@ -81,7 +81,11 @@ export class MemoryStore implements Store {
   readonly #records = new Map<string, StoredRecord>();
   #writes = 0;
 
-  /** @param options Clock and capacity. */
+  /**
+   * Creates an empty store.
+   *
+   * @param options Clock and capacity.
+   */
   constructor(options: MemoryStoreOptions = {}) {
     this.#clock = options.clock ?? Date.now;
     this.#maxRecords = options.maxRecords ?? 100_000;

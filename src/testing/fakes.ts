@@ -16,6 +16,7 @@ export const CANARY_SECRET = "canary-sk-7f3c9e1d-never-shown-to-agents";
 
 /** A raw search response as the fake search tools return it. */
 export interface FakeSearchRaw {
+  /** Any other field. */
   [key: string]: JsonValue;
   /** The query searched. */
   query: string;
