@@ -78,7 +78,13 @@ export class MemoryStore implements Store {
   readonly #clock: () => number;
   readonly #maxRecords: number;
   readonly #runs = new Map<string, RunEntry>();
-  readonly #records = new Map<string, StoredRecord>();
+  /**
+   * Records by run ID, then tool call ID: lookups hash the IDs the caller already holds (V8
+   * caches a string's hash), where a concatenated key was a new string to build and hash on
+   * every lookup.
+   */
+  readonly #records = new Map<string, Map<string, StoredRecord>>();
+  #recordCount = 0;
   #writes = 0;
 
   /**
@@ -97,12 +103,13 @@ export class MemoryStore implements Store {
   /** Live records held now (expired ones are swept first). */
   get size(): number {
     this.#sweep();
-    return this.#records.size;
+    return this.#recordCount;
   }
 
   /** {@inheritDoc Store.startRun} */
   startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StoreRefusal> {
-    const existing = this.#liveRun(request.runId);
+    const now = this.#clock();
+    const existing = this.#liveRun(request.runId, now);
     if (existing !== undefined) {
       if (existing.attemptId === request.attemptId) {
         return Promise.resolve({ ok: true, run: copyRun(existing.state) });
@@ -121,7 +128,7 @@ export class MemoryStore implements Store {
     this.#runs.set(request.runId, {
       state,
       attemptId: request.attemptId,
-      expiresAt: this.#clock() + request.ttlMs,
+      expiresAt: now + request.ttlMs,
       progress: [],
       begun: new Set(),
     });
@@ -131,16 +138,17 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.getRun} */
   getRun(runId: string): Promise<RunState | null> {
-    const entry = this.#liveRun(runId);
+    const entry = this.#liveRun(runId, this.#clock());
     return Promise.resolve(entry === undefined ? null : copyRun(entry.state));
   }
 
   /** {@inheritDoc Store.begin} */
   begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
-    const run = this.#liveRun(request.runId);
+    // One clock read per operation: every expiry check and the new record's expiry use it.
+    const now = this.#clock();
+    const run = this.#liveRun(request.runId, now);
     if (run === undefined) return refuse("RUN_NOT_FOUND");
-    const key = recordKey(request.runId, request.toolCallId);
-    const existing = this.#liveRecord(key);
+    const existing = this.#liveRecord(request.runId, request.toolCallId, now);
     if (existing !== undefined && existing.attemptId === request.attemptId) {
       return Promise.resolve({ ok: true, record: { ...existing } });
     }
@@ -154,14 +162,17 @@ export class MemoryStore implements Store {
     const toolUsed = state.used.perTool[request.toolName] ?? 0;
     if (toolLimit !== undefined && toolUsed >= toolLimit) return refuse("TOOL_BUDGET_EXHAUSTED");
     if (state.used.calls >= state.budget.calls) return refuse("RUN_BUDGET_EXHAUSTED");
-    if (this.#records.size >= this.#maxRecords) {
+    if (this.#recordCount >= this.#maxRecords) {
       this.#sweep();
-      if (this.#records.size >= this.#maxRecords) {
+      if (this.#recordCount >= this.#maxRecords) {
         return Promise.reject(new Error("MemoryStore is full: maxRecords reached"));
       }
     }
-    const record = projectingRecord(request, this.#clock() + request.ttlMs);
-    this.#records.set(key, record);
+    const record = projectingRecord(request, now + request.ttlMs);
+    let inRun = this.#records.get(request.runId);
+    if (inRun === undefined) this.#records.set(request.runId, inRun = new Map());
+    inRun.set(request.toolCallId, record);
+    this.#recordCount++;
     run.begun.add(request.toolCallId);
     state.used.calls++;
     state.used.perTool[request.toolName] = toolUsed + 1;
@@ -171,8 +182,8 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.complete} */
   complete(request: CompleteRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
-    const key = recordKey(request.runId, request.toolCallId);
-    const record = this.#liveRecord(key);
+    const now = this.#clock();
+    const record = this.#liveRecord(request.runId, request.toolCallId, now);
     if (record === undefined) return refuse("RECORD_EXPIRED");
     if (record.attemptId !== request.attemptId || !isValidOutcome(request.outcome)) {
       return refuse("ILLEGAL_TRANSITION");
@@ -184,15 +195,16 @@ export class MemoryStore implements Store {
         ? Promise.resolve({ ok: true, record: { ...record } })
         : refuse("ILLEGAL_TRANSITION");
     }
-    this.#records.set(key, next);
-    this.#liveRun(request.runId)?.progress.push(request.toolCallId);
+    // #liveRecord just found the record, so its run's map exists.
+    this.#records.get(request.runId)!.set(request.toolCallId, next);
+    this.#liveRun(request.runId, now)?.progress.push(request.toolCallId);
     this.#wrote();
     return Promise.resolve({ ok: true, record: { ...next } });
   }
 
   /** {@inheritDoc Store.get} */
   get(runId: string, toolCallId: string): Promise<StoredRecord | null> {
-    const record = this.#liveRecord(recordKey(runId, toolCallId));
+    const record = this.#liveRecord(runId, toolCallId, this.#clock());
     return Promise.resolve(record === undefined ? null : { ...record });
   }
 
@@ -200,7 +212,7 @@ export class MemoryStore implements Store {
   endRun(
     request: EndRunRequest,
   ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | StoreRefusal> {
-    const run = this.#liveRun(request.runId);
+    const run = this.#liveRun(request.runId, this.#clock());
     if (run === undefined) return refuse("RUN_NOT_FOUND");
     if (run.state.status === "ACTIVE") {
       run.state.status = "ENDED";
@@ -214,9 +226,10 @@ export class MemoryStore implements Store {
     const rows: FactRow[] = [];
     let bytes = 0;
     let omitted = 0;
+    const now = this.#clock();
     for (const identity of request.identities) {
       if (identity.runId !== request.runId) continue;
-      const record = this.#liveRecord(recordKey(identity.runId, identity.toolCallId));
+      const record = this.#liveRecord(identity.runId, identity.toolCallId, now);
       if (record === undefined || record.status !== "READY" || record.agentResultJson === null) {
         continue;
       }
@@ -240,18 +253,25 @@ export class MemoryStore implements Store {
     return Promise.resolve({ rows, omitted });
   }
 
-  #liveRecord(key: string): StoredRecord | undefined {
-    const record = this.#records.get(key);
-    if (record !== undefined && record.expiresAt <= this.#clock()) {
-      this.#records.delete(key);
+  #liveRecord(runId: string, toolCallId: string, now: number): StoredRecord | undefined {
+    const inRun = this.#records.get(runId);
+    const record = inRun?.get(toolCallId);
+    if (record !== undefined && record.expiresAt <= now) {
+      this.#dropRecord(runId, inRun!, toolCallId);
       return undefined;
     }
     return record;
   }
 
-  #liveRun(runId: string): RunEntry | undefined {
+  #dropRecord(runId: string, inRun: Map<string, StoredRecord>, toolCallId: string): void {
+    inRun.delete(toolCallId);
+    this.#recordCount--;
+    if (inRun.size === 0) this.#records.delete(runId);
+  }
+
+  #liveRun(runId: string, now: number): RunEntry | undefined {
     const entry = this.#runs.get(runId);
-    if (entry !== undefined && entry.expiresAt <= this.#clock()) {
+    if (entry !== undefined && entry.expiresAt <= now) {
       this.#runs.delete(runId);
       return undefined;
     }
@@ -264,18 +284,15 @@ export class MemoryStore implements Store {
 
   #sweep(): void {
     const now = this.#clock();
-    for (const [key, record] of this.#records) {
-      if (record.expiresAt <= now) this.#records.delete(key);
+    for (const [runId, inRun] of this.#records) {
+      for (const [toolCallId, record] of inRun) {
+        if (record.expiresAt <= now) this.#dropRecord(runId, inRun, toolCallId);
+      }
     }
     for (const [key, entry] of this.#runs) {
       if (entry.expiresAt <= now) this.#runs.delete(key);
     }
   }
-}
-
-function recordKey(runId: string, toolCallId: string): string {
-  // IDs never contain "/", so the key is unambiguous.
-  return `${runId}/${toolCallId}`;
 }
 
 function refuse(code: StoreRefusal["code"]): Promise<StoreRefusal> {
