@@ -274,7 +274,8 @@ export class ToolBoundary {
     if (!run || typeof run !== "object" || !isSafeRunId(run.runId)) {
       throw new TypeError("Cannot invoke: run must be the RunContext returned by startRun()");
     }
-    const startedAt = this.#clock();
+    // Only the observer's durationMs needs the start time.
+    const startedAt = this.#observe === undefined ? 0 : this.#clock();
     const call = (envelope ?? {}) as Partial<ToolCallEnvelope>;
     const toolCallId = call.toolCallId;
     if (!isSafeToolCallId(toolCallId)) {
@@ -346,16 +347,18 @@ export class ToolBoundary {
       code = "STORE_UNAVAILABLE";
       failure = thrown;
     }
-    this.#emit({
-      type: "call.finished",
-      runId: run.runId,
-      toolCallId,
-      toolName: tool.name,
-      status: code === null ? "READY" : "ERROR",
-      code,
-      durationMs: this.#clock() - startedAt,
-      ...(failure === undefined ? {} : { error: failure }),
-    });
+    if (this.#observe !== undefined) {
+      this.#emit({
+        type: "call.finished",
+        runId: run.runId,
+        toolCallId,
+        toolName: tool.name,
+        status: code === null ? "READY" : "ERROR",
+        code,
+        durationMs: this.#clock() - startedAt,
+        ...(failure === undefined ? {} : { error: failure }),
+      });
+    }
     if (code !== null || projectionJson === null) {
       return errorResult(toolCallId, code ?? "ILLEGAL_TRANSITION");
     }
@@ -566,14 +569,16 @@ export class ToolBoundary {
     detail?: unknown,
     issues?: InputIssue[],
   ): ErrorResult {
-    this.#emit({
-      type: "call.refused",
-      runId: run.runId,
-      toolCallId,
-      toolName,
-      code,
-      ...(detail === undefined ? {} : { error: detail }),
-    });
+    if (this.#observe !== undefined) {
+      this.#emit({
+        type: "call.refused",
+        runId: run.runId,
+        toolCallId,
+        toolName,
+        code,
+        ...(detail === undefined ? {} : { error: detail }),
+      });
+    }
     const result = errorResult(toolCallId, code);
     // Schema issues name fields and expected types only, never values: safe for the agent.
     return issues === undefined ? result : { ...result, issues };
