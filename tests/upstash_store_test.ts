@@ -301,6 +301,84 @@ Deno.test("UpstashStore: complete on an expired record gives RECORD_EXPIRED and 
   });
 });
 
+Deno.test("UpstashStore: at a spent budget a begun tool call ID is still a duplicate, and a refused one is never marked used", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const begin = (runId: string, toolCallId: string) =>
+      store.begin(beginRequest(runId, toolCallId));
+    const isBegun = (runId: string, toolCallId: string) =>
+      fixture.direct(["SISMEMBER", store.keys(runId).begun, toolCallId]);
+
+    // A run whose first begin is refused leaves no set of begun IDs (and so no key without a TTL).
+    const empty = await startRun(store, id("run"), 0);
+    assert.deepEqual(await begin(empty, "call_none"), { ok: false, code: "RUN_BUDGET_EXHAUSTED" });
+    assert.equal(await fixture.direct(["EXISTS", store.keys(empty).begun]), 0);
+
+    // Run budget: 1 call, spent by call_a.
+    const runId = await startRun(store, id("run"), 1);
+    assert.ok((await begin(runId, "call_a")).ok);
+    assert.equal(
+      await fixture.direct(["PEXPIRETIME", store.keys(runId).begun]),
+      await fixture.direct(["PEXPIRETIME", store.keys(runId).run]),
+      "the set dies with its run",
+    );
+    const duplicate = { ok: false, code: "DUPLICATE_TOOL_CALL" };
+    assert.deepEqual(await begin(runId, "call_a"), duplicate, "record live");
+    await fixture.direct(["DEL", store.keys(runId, "call_a").record!]);
+    assert.deepEqual(await begin(runId, "call_a"), duplicate, "record expired");
+    assert.deepEqual(await begin(runId, "call_b"), { ok: false, code: "RUN_BUDGET_EXHAUSTED" });
+    assert.equal(await isBegun(runId, "call_b"), 0, "a refusal marks nothing");
+
+    // Tool budget: 1 call of "search", spent by call_t.
+    const now = Date.now();
+    const tools = id("run");
+    const started = await store.startRun({
+      runId: tools,
+      deadline: now + 600_000,
+      budget: { calls: 10, perTool: { search: 1 } },
+      ttlMs: 1_200_000,
+      attemptId: id("start"),
+      now,
+    });
+    assert.ok(started.ok);
+    assert.ok((await begin(tools, "call_t")).ok);
+    await fixture.direct(["DEL", store.keys(tools, "call_t").record!]);
+    assert.deepEqual(await begin(tools, "call_t"), duplicate, "record expired");
+    assert.deepEqual(await begin(tools, "call_u"), { ok: false, code: "TOOL_BUDGET_EXHAUSTED" });
+    assert.equal(await isBegun(tools, "call_u"), 0, "a refusal marks nothing");
+    const state = await store.getRun(tools);
+    assert.equal(state?.used.calls, 1);
+    assert.deepEqual(state?.used.perTool, { search: 1 });
+  });
+});
+
+Deno.test("UpstashStore: a complete after its run expired is stored but not indexed", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = await startRun(store);
+    const keys = store.keys(runId);
+    const first = beginRequest(runId, "call_1");
+    const second = beginRequest(runId, "call_2");
+    assert.ok((await store.begin(first)).ok);
+    assert.ok((await store.begin(second)).ok);
+    const complete = (request: typeof first) =>
+      store.complete({
+        runId,
+        toolCallId: request.toolCallId,
+        attemptId: request.attemptId,
+        outcome: READY,
+        now: Date.now(),
+      });
+    // Before the run's first complete, and after it: the run and its index expire together.
+    for (const request of [first, second]) {
+      await fixture.direct(["DEL", keys.run, keys.progress]);
+      const done = await complete(request);
+      assert.ok(done.ok, "the record outlives its run");
+      assert.equal(await fixture.direct(["EXISTS", keys.progress]), 0, "not indexed");
+    }
+  });
+});
+
 Deno.test("UpstashStore: after SCRIPT FLUSH, EVALSHA gets NOSCRIPT and EVAL runs the script once", async () => {
   await withFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });

@@ -20,8 +20,9 @@
  * - `cjson.encode` passes UTF-8 bytes through as they are, escapes `"`, `\`, `/` and control
  *   bytes, and turns an empty table into `{}`: every reply table starts with its status, so it is
  *   never empty, and never holds a nil (HMGET gives `false` for an absent field).
- * - TTLs are set once, when a key is created (`PEXPIRE` right after the `HSET` that created it);
- *   updates use `HSET` on an existing key, which keeps the remaining TTL.
+ * - TTLs are set once, by the script run that creates a key (`PEXPIRE` after the `HSET`, `SADD`
+ *   or `RPUSH` that created it); updates use `HSET` on an existing key, which keeps the remaining
+ *   TTL.
  *
  * @module
  */
@@ -60,15 +61,18 @@ export const COMPLETE_FIELDS = ["toolName", "requestJson", "createdAt", "expires
 /** Fields `readFacts` returns per row: never the request or the raw response. */
 export const FACT_FIELDS = ["toolCallId", "toolName", "evidence", "agentResultJson", "updatedAt"];
 
-const luaList = (fields: readonly string[]) => `{${fields.map((f) => `'${f}'`).join(", ")}}`;
-
-/** Helpers shared by the scripts (plain Lua, no Redis calls of their own). */
-const PRELUDE = `
-local function hash_reply(key, fields)
-  local out = redis.call('HMGET', key, unpack(fields))
+/**
+ * Lua statements that end a block by replying `["OK", <fields of the hash at key>]`, `false` for
+ * an absent field. Inline rather than a helper function: a `local function` is a new closure on
+ * every run of the script.
+ */
+const replyHash = (key: string, fields: readonly string[]) =>
+  `local out = redis.call('HMGET', ${key}, ${fields.map((f) => `'${f}'`).join(", ")})
   table.insert(out, 1, 'OK')
-  return cjson.encode(out)
-end
+  return cjson.encode(out)`;
+
+/** Replies `["OK", field, value, ...]` of a whole hash; for the scripts that read a run. */
+const RUN_REPLY = `
 local function run_reply(key)
   local out = redis.call('HGETALL', key)
   table.insert(out, 1, 'OK')
@@ -88,7 +92,7 @@ export const START_RUN: LuaScript = {
 -- ARGV[4]  calls budget   ARGV[5] ttlMs         ARGV[6] now (epoch ms)
 -- ARGV[7..] pairs of tool name, tool budget
 -- Reply: ["OK", field, value, ...] (the run hash) | ["RUN_ALREADY_EXISTS"]
-${PRELUDE}
+${RUN_REPLY}
 local attempt = redis.call('HGET', KEYS[1], 'attemptId')
 if attempt then
   if attempt ~= ARGV[2] then return ${fixed("RUN_ALREADY_EXISTS")} end
@@ -111,13 +115,17 @@ export const GET_RUN: LuaScript = {
 -- KEYS[1]  run hash
 -- ARGV     none
 -- Reply: ["OK", field, value, ...] | [] when absent
-${PRELUDE}
+${RUN_REPLY}
 if redis.call('EXISTS', KEYS[1]) == 0 then return '[]' end
 return run_reply(KEYS[1])
 `,
 };
 
-/** The checks of `Store.begin` in MemoryStore's order, then the create, all or nothing. */
+/**
+ * The checks of `Store.begin` in MemoryStore's order, then the create, all or nothing. Six Redis
+ * calls when it creates a record (eight on the run's first begin), and none of its refusals has a
+ * write to undo.
+ */
 export const BEGIN: LuaScript = {
   name: "begin",
   source: `-- begin
@@ -128,34 +136,49 @@ export const BEGIN: LuaScript = {
 --      | ["OK", <${RECORD_FIELDS.length} record fields>] for a repeat of the same attempt
 --      | ["RUN_NOT_FOUND" | "RUN_INACTIVE" | "DEADLINE_EXCEEDED" | "DUPLICATE_TOOL_CALL"
 --         | "TOOL_BUDGET_EXHAUSTED" | "RUN_BUDGET_EXHAUSTED"]
-${PRELUDE}
-if redis.call('EXISTS', KEYS[1]) == 0 then return ${fixed("RUN_NOT_FOUND")} end
-local attempt = redis.call('HGET', KEYS[2], 'attemptId')
--- A client retry of a begin that already ran: the same begin, not a duplicate.
-if attempt == ARGV[5] then return hash_reply(KEYS[2], ${luaList(RECORD_FIELDS)}) end
 local run = redis.call('HMGET', KEYS[1], 'status', 'deadline', 'calls', 'used',
   'b:' .. ARGV[3], 'u:' .. ARGV[3])
+-- startRun gives every run hash a status: none means no run.
+if not run[1] then return ${fixed("RUN_NOT_FOUND")} end
+-- Every record hash has an attemptId: none means no record.
+local attempt = redis.call('HGET', KEYS[2], 'attemptId')
+-- A client retry of a begin that already ran: the same begin, not a duplicate.
+if attempt == ARGV[5] then
+  ${replyHash("KEYS[2]", RECORD_FIELDS)}
+end
 if run[1] ~= 'ACTIVE' then return ${fixed("RUN_INACTIVE")} end
 if tonumber(ARGV[7]) >= tonumber(run[2]) then return ${fixed("DEADLINE_EXCEEDED")} end
--- A key stays used for the life of its run, also after its record expired.
-if attempt or redis.call('EXISTS', KEYS[2]) == 1 or redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 1 then
-  return ${fixed("DUPLICATE_TOOL_CALL")}
-end
+if attempt then return ${fixed("DUPLICATE_TOOL_CALL")} end
+local over = false
 if run[5] and tonumber(run[6] or '0') >= tonumber(run[5]) then
-  return ${fixed("TOOL_BUDGET_EXHAUSTED")}
+  over = ${fixed("TOOL_BUDGET_EXHAUSTED")}
+elseif tonumber(run[4]) >= tonumber(run[3]) then
+  over = ${fixed("RUN_BUDGET_EXHAUSTED")}
 end
-if tonumber(run[4]) >= tonumber(run[3]) then return ${fixed("RUN_BUDGET_EXHAUSTED")} end
+-- A key stays used for the life of its run, also after its record expired, and that check
+-- comes before the budgets. Over a budget, only a read tells which refusal it is; otherwise
+-- SADD is the check and the mark at once, so no refusal ever has a write to undo.
+if over then
+  if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 1 then
+    return ${fixed("DUPLICATE_TOOL_CALL")}
+  end
+  return over
+end
+if redis.call('SADD', KEYS[3], ARGV[2]) == 0 then return ${fixed("DUPLICATE_TOOL_CALL")} end
 redis.call('HSET', KEYS[2], 'runId', ARGV[1], 'toolCallId', ARGV[2], 'toolName', ARGV[3],
   'status', 'PROJECTING', 'requestJson', ARGV[4], 'attemptId', ARGV[5],
   'createdAt', ARGV[7], 'updatedAt', ARGV[7], 'expiresAt', ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
--- The set expires with its run: its TTL is set once, to the run's remaining TTL, at creation.
-if redis.call('SADD', KEYS[3], ARGV[2]) == 1 and redis.call('SCARD', KEYS[3]) == 1 then
+-- The set expires with its run: its TTL is set once, to the run's remaining TTL, when the
+-- run's first begin creates it. Every begin that gets here adds to the set and counts 'used'
+-- in the same script, so 'used' is '0' exactly when the SADD above created the set.
+if run[4] == '0' then
   local ttl = redis.call('PTTL', KEYS[1])
   if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
 end
-redis.call('HINCRBY', KEYS[1], 'used', 1)
-redis.call('HINCRBY', KEYS[1], 'u:' .. ARGV[3], 1)
+-- Both counters in one write; '%d' prints them exactly (they stay far below 2^53).
+redis.call('HSET', KEYS[1], 'used', string.format('%d', tonumber(run[4]) + 1),
+  'u:' .. ARGV[3], string.format('%d', tonumber(run[6] or '0') + 1))
 return ${fixed("OK")}
 `,
 };
@@ -174,9 +197,9 @@ export const COMPLETE: LuaScript = {
 --      | ["OK", ${COMPLETE_FIELDS.join(", ")}, updatedAt] for a repeat of the same complete
 --      | ["RECORD_EXPIRED"] | ["ILLEGAL_TRANSITION"]
 -- Everything else of the record is in the request: the script checked that it is what is stored.
-${PRELUDE}
-local r = redis.call('HMGET', KEYS[1], 'attemptId', 'status', 'evidence', 'errorCode',
-  'rawJson', 'agentResultJson', ${COMPLETE_FIELDS.map((f) => `'${f}'`).join(", ")}, 'updatedAt')
+local r = redis.call('HMGET', KEYS[1], 'attemptId', 'status', ${
+    COMPLETE_FIELDS.map((f) => `'${f}'`).join(", ")
+  })
 -- Absent (expired): never re-created here.
 if not r[1] then return ${fixed("RECORD_EXPIRED")} end
 if r[1] ~= ARGV[2] or ARGV[3] ~= '1' then return ${fixed("ILLEGAL_TRANSITION")} end
@@ -194,11 +217,13 @@ elseif status == 'ERROR' and ARGV[6] ~= '' then
 else
   return ${fixed("ILLEGAL_TRANSITION")}
 end
-local reply = {'OK', r[7], r[8], r[9], r[10]}
+local reply = {'OK', r[3], r[4], r[5], r[6]}
 if r[2] ~= 'PROJECTING' then
   -- A retry of this very complete returns the record again; anything else is refused.
-  if r[2] == status and r[3] == evidence and r[4] == code and r[5] == raw and r[6] == agent then
-    reply[6] = r[11]
+  local d = redis.call('HMGET', KEYS[1], 'evidence', 'errorCode', 'rawJson', 'agentResultJson',
+    'updatedAt')
+  if r[2] == status and d[1] == evidence and d[2] == code and d[3] == raw and d[4] == agent then
+    reply[6] = d[5]
     return cjson.encode(reply)
   end
   return ${fixed("ILLEGAL_TRANSITION")}
@@ -209,11 +234,16 @@ if code then set[#set + 1] = 'errorCode'; set[#set + 1] = code end
 if raw then set[#set + 1] = 'rawJson'; set[#set + 1] = raw end
 if agent then set[#set + 1] = 'agentResultJson'; set[#set + 1] = agent end
 redis.call('HSET', KEYS[1], unpack(set))
--- Indexed only while the run lives (PTTL -2: the run is gone). The index expires with its run:
--- its TTL is set once, to the run's remaining TTL, when RPUSH creates it.
-local ttl = redis.call('PTTL', KEYS[2])
-if ttl ~= -2 and redis.call('RPUSH', KEYS[3], ARGV[1]) == 1 and ttl > 0 then
-  redis.call('PEXPIRE', KEYS[3], ttl)
+-- Indexed only while the run lives. The index expires with its run: its TTL is set once, to
+-- the run's remaining TTL, when the run's first complete creates it, so while it exists its run
+-- does and RPUSHX (which never creates) is enough. Otherwise, when the run lives (PTTL is not
+-- -2), RPUSH creates it.
+if redis.call('RPUSHX', KEYS[3], ARGV[1]) == 0 then
+  local ttl = redis.call('PTTL', KEYS[2])
+  if ttl ~= -2 then
+    redis.call('RPUSH', KEYS[3], ARGV[1])
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+  end
 end
 return cjson.encode(reply)
 `,
@@ -226,9 +256,8 @@ export const GET: LuaScript = {
 -- KEYS[1]  record hash
 -- ARGV     none
 -- Reply: ["OK", <${RECORD_FIELDS.length} record fields>] | [] when absent
-${PRELUDE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return '[]' end
-return hash_reply(KEYS[1], ${luaList(RECORD_FIELDS)})
+${replyHash("KEYS[1]", RECORD_FIELDS)}
 `,
 };
 
@@ -240,7 +269,6 @@ export const END_RUN: LuaScript = {
 -- ARGV[1]  now
 -- Reply: ["OK", "<n>", <n run hash items: field, value, ...>, <tool call IDs in order>]
 --      | ["RUN_NOT_FOUND"]
-${PRELUDE}
 if redis.call('EXISTS', KEYS[1]) == 0 then return ${fixed("RUN_NOT_FOUND")} end
 if redis.call('HGET', KEYS[1], 'status') == 'ACTIVE' then
   redis.call('HSET', KEYS[1], 'status', 'ENDED', 'endedAt', ARGV[1])
@@ -263,7 +291,6 @@ export const READ_FACTS: LuaScript = {
 -- ARGV[1]  runId          ARGV[2] maxFacts      ARGV[3] maxBytes
 -- Reply: ["OK", "<omitted>", then ${FACT_FIELDS.length} fields per row: ${FACT_FIELDS.join(", ")}]
 -- Only READY records of ARGV[1] with evidence EVIDENCE_FOUND or NO_EVIDENCE become rows.
-${PRELUDE}
 local max_facts, max_bytes = tonumber(ARGV[2]), tonumber(ARGV[3])
 local rows, bytes, omitted = 0, 0, 0
 local out = {'OK', '0'}
