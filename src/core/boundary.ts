@@ -289,7 +289,7 @@ export class ToolBoundary {
     if ("code" in parsed) {
       return this.#refuse(run, toolCallId, tool.name, parsed.code, undefined, parsed.issues);
     }
-    const { input, requestJson } = parsed;
+    const { input, requestJson, requestBytes } = parsed;
 
     if (this.#authorize !== undefined) {
       let allowed: unknown = false;
@@ -330,7 +330,7 @@ export class ToolBoundary {
       tool,
       toolCallId,
       input,
-      utf8ByteLength(requestJson) + RECORD_OVERHEAD_BYTES + run.runId.length + toolCallId.length,
+      requestBytes + RECORD_OVERHEAD_BYTES + run.runId.length + toolCallId.length,
     );
     let code: ErrorCode | null = outcome.status === "ERROR" ? outcome.errorCode : null;
     let failure = error;
@@ -428,7 +428,9 @@ export class ToolBoundary {
   #parseInput(
     tool: AnyToolDefinition,
     raw: unknown,
-  ): { input: JsonObject; requestJson: string } | { code: ErrorCode; issues?: InputIssue[] } {
+  ):
+    | { input: JsonObject; requestJson: string; requestBytes: number }
+    | { code: ErrorCode; issues?: InputIssue[] } {
     const { requestBytes, inputDepth } = this.limits;
     let value = raw;
     if (typeof raw === "string") {
@@ -456,8 +458,9 @@ export class ToolBoundary {
     }
     const requestJson = isPlainObject(value) ? serialize(value, inputDepth) : null;
     if (requestJson === null) return { code: "INVALID_INPUT" };
-    if (utf8ByteLength(requestJson) > requestBytes) return { code: "REQUEST_TOO_LARGE" };
-    return { input: value as JsonObject, requestJson };
+    const bytes = utf8ByteLength(requestJson);
+    if (bytes > requestBytes) return { code: "REQUEST_TOO_LARGE" };
+    return { input: value as JsonObject, requestJson, requestBytes: bytes };
   }
 
   /** Executes and projects under one timer; returns what complete should write. */
