@@ -31,6 +31,8 @@ const MAX_DETAIL = 200;
  */
 export class RedisStoreError extends Error {
   /**
+   * Creates a redacted error.
+   *
    * @param name The original error's name, e.g. `UpstashError` or `TypeError`.
    * @param message The redacted text.
    */

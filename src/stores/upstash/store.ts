@@ -257,6 +257,8 @@ export class UpstashStore implements Store {
   readonly #timeoutMs: number;
 
   /**
+   * Creates a store over an `@upstash/redis` client.
+   *
    * @param options The client, a key prefix and the per-operation time bound.
    * @throws {TypeError} When `redis` lacks `eval`/`evalsha` or `prefix` is not allowed.
    * @throws {RangeError} When `timeoutMs` is not a positive number.
