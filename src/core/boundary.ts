@@ -21,6 +21,7 @@ import {
   type Limits,
   type ObservedFact,
   type ProjectedEvidence,
+  type Projection,
   type RunBudget,
   type RunContext,
   type RunEnd,
@@ -364,7 +365,14 @@ export class ToolBoundary {
     }
     // Parse what was stored, so the agent sees exactly the recorded result and nothing the
     // projector might change afterwards.
-    return { status: "READY", toolCallId, ...JSON.parse(projectionJson) };
+    const recorded = JSON.parse(projectionJson) as Projection;
+    return {
+      status: "READY",
+      toolCallId,
+      evidence: recorded.evidence,
+      scope: recorded.scope,
+      content: recorded.content,
+    };
   }
 
   /**
