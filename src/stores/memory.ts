@@ -85,6 +85,8 @@ export class MemoryStore implements Store {
    */
   readonly #records = new Map<string, Map<string, StoredRecord>>();
   #recordCount = 0;
+  /** Nothing held expires before this (by this store's clock): a sweep before it finds nothing. */
+  #nextExpiry = Number.POSITIVE_INFINITY;
   #writes = 0;
 
   /**
@@ -125,13 +127,15 @@ export class MemoryStore implements Store {
       budget: { calls: request.budget.calls, perTool: { ...request.budget.perTool } },
       used: { calls: 0, perTool: {} },
     };
+    const expiresAt = now + request.ttlMs;
     this.#runs.set(request.runId, {
       state,
       attemptId: request.attemptId,
-      expiresAt: now + request.ttlMs,
+      expiresAt,
       progress: [],
       begun: new Set(),
     });
+    if (expiresAt < this.#nextExpiry) this.#nextExpiry = expiresAt;
     this.#wrote();
     return Promise.resolve({ ok: true, run: copyRun(state) });
   }
@@ -173,6 +177,7 @@ export class MemoryStore implements Store {
     if (inRun === undefined) this.#records.set(request.runId, inRun = new Map());
     inRun.set(request.toolCallId, record);
     this.#recordCount++;
+    if (record.expiresAt < this.#nextExpiry) this.#nextExpiry = record.expiresAt;
     run.begun.add(request.toolCallId);
     state.used.calls++;
     state.used.perTool[request.toolName] = toolUsed + 1;
@@ -284,14 +289,21 @@ export class MemoryStore implements Store {
 
   #sweep(): void {
     const now = this.#clock();
+    // Walking every record when none can have expired made each write cost time in proportion
+    // to the records held.
+    if (now < this.#nextExpiry) return;
+    let next = Number.POSITIVE_INFINITY;
     for (const [runId, inRun] of this.#records) {
       for (const [toolCallId, record] of inRun) {
         if (record.expiresAt <= now) this.#dropRecord(runId, inRun, toolCallId);
+        else if (record.expiresAt < next) next = record.expiresAt;
       }
     }
     for (const [key, entry] of this.#runs) {
       if (entry.expiresAt <= now) this.#runs.delete(key);
+      else if (entry.expiresAt < next) next = entry.expiresAt;
     }
+    this.#nextExpiry = next;
   }
 }
 
