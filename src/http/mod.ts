@@ -46,8 +46,8 @@ import { bearerAuth } from "hono/bearer-auth";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
-import { vValidator } from "@hono/valibot-validator";
-import type * as v from "valibot";
+import { validator } from "hono/validator";
+import * as v from "valibot";
 import type { ToolBoundary } from "../core/boundary.ts";
 import { BoundaryError, type ErrorCode } from "../core/errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
@@ -256,15 +256,14 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
     harnessOnly,
     jsonBody,
     limit(CONTROL_BODY_BYTES, false),
-    vValidator("json", StartRunBody, async (result, c: Context<AppEnv>) => {
-      if (await notAnObject(c)) return errorResponse(c, "INVALID_REQUEST");
-      if (result.success) return;
-      return topKey(result.issues) === "runId"
+    jsonBodyOf(StartRunBody, (c, issues) => {
+      if (issues === null) return errorResponse(c, "INVALID_REQUEST");
+      return topKey(issues) === "runId"
         ? errorResponse(c, "INVALID_RUN_ID")
-        : errorResponse(c, "INVALID_REQUEST", toInputIssues(result.issues));
+        : errorResponse(c, "INVALID_REQUEST", toInputIssues(issues));
     }),
     async (c) => {
-      const body = c.req.valid("json");
+      const body = c.req.valid("json").data;
       const run = await boundary.startRun({
         ...(body.runId === undefined ? {} : { runId: body.runId }),
         ...(body.deadline === undefined ? {} : {
@@ -289,12 +288,10 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
     safePath("runId"),
     jsonBody,
     limit(toolCallBytes, true),
-    vValidator("json", ToolCallBody, async (result, c: Context<AppEnv>) => {
-      if (await notAnObject(c)) return errorResponse(c, "INVALID_REQUEST");
-      if (result.success) return;
+    jsonBodyOf(ToolCallBody, (c, issues, sent) => {
+      if (issues === null) return errorResponse(c, "INVALID_REQUEST");
       // The codes the boundary itself gives for the same faults, in its preflight order.
-      const keys = new Set(result.issues.map((issue) => topKey([issue])));
-      const sent = result.output as Record<string, unknown> | undefined;
+      const keys = new Set(issues.map((issue) => topKey([issue])));
       const id = isSafeToolCallId(sent?.toolCallId) ? sent.toolCallId : null;
       for (const [key, code] of CALL_FIELD_CODES) {
         if (keys.has(key)) return c.json(callError(id, code), HTTP_STATUS_BY_CODE[code]);
@@ -303,16 +300,15 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
     }),
     async (c) => {
       const runId = c.req.param("runId") ?? "";
-      const body = c.req.valid("json");
-      // The input exactly as sent: the schema only checked its type, and the record must hold
-      // the request as the agent made it.
-      const sent = await c.req.json<{ input: unknown }>();
+      const { data: body, sent } = c.req.valid("json");
       const run = await runs.get(runId, boundary);
       if (run === null) return c.json(callError(body.toolCallId, "RUN_NOT_FOUND"), 404);
       const result = await boundary.invoke(run, {
         toolCallId: body.toolCallId,
         runId: body.runId ?? runId,
         toolName: body.toolName,
+        // The input exactly as sent: the schema only checked its type, and the record must
+        // hold the request as the agent made it.
         input: sent.input,
       });
       return c.json(result, result.status === "READY" ? 200 : HTTP_STATUS_BY_CODE[result.code]);
@@ -413,10 +409,29 @@ const CALL_FIELD_CODES = [
   ["input", "INVALID_INPUT"],
 ] as const;
 
-/** Valibot's object schema also admits arrays; a body must be a JSON object. */
-async function notAnObject(c: Context): Promise<boolean> {
-  const body: unknown = await c.req.json();
-  return typeof body !== "object" || body === null || Array.isArray(body);
+/**
+ * A JSON body checked with a valibot schema through Hono's validator middleware, parsed once.
+ * The handler gets the schema's output and the body exactly as sent. `onInvalid` answers a body
+ * that is not a JSON object (`issues` null: valibot's object schema would admit an array) or
+ * fails the schema.
+ */
+function jsonBodyOf<S extends v.GenericSchema>(
+  schema: S,
+  onInvalid: (
+    c: Context<AppEnv>,
+    issues: readonly v.BaseIssue<unknown>[] | null,
+    sent: Record<string, unknown> | null,
+  ) => Response,
+) {
+  return validator("json", (value: unknown, c: Context<AppEnv>) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return onInvalid(c, null, null);
+    }
+    const sent = value as Record<string, unknown>;
+    const checked = v.safeParse(schema, sent);
+    if (!checked.success) return onInvalid(c, checked.issues, sent);
+    return { data: checked.output as v.InferOutput<S>, sent };
+  });
 }
 
 function topKey(issues: readonly v.BaseIssue<unknown>[]): string | null {
