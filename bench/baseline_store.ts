@@ -35,6 +35,7 @@ import type {
   StoredRecord,
   StoreRefusal,
 } from "../src/core/store.ts";
+import { factRowOf, projectingRecord } from "../src/core/records.ts";
 
 const refuse = (code: StoreRefusal["code"]): StoreRefusal => ({ ok: false, code });
 
@@ -97,21 +98,7 @@ export class BaselineStore implements Store {
     if (run === null) return refuse("RUN_NOT_FOUND");
     if (run.status !== "ACTIVE") return refuse("RUN_INACTIVE");
     if (request.now >= Number(run.deadline)) return refuse("DEADLINE_EXCEEDED");
-    const record: StoredRecord = {
-      runId: request.runId,
-      toolCallId: request.toolCallId,
-      toolName: request.toolName,
-      status: "PROJECTING",
-      evidence: null,
-      requestJson: request.requestJson,
-      rawJson: null,
-      agentResultJson: null,
-      errorCode: null,
-      attemptId: request.attemptId,
-      createdAt: request.now,
-      updatedAt: request.now,
-      expiresAt: request.now + request.ttlMs,
-    };
+    const record = projectingRecord(request, request.now + request.ttlMs);
     const created = await this.#redis.set(recordKey, record, { nx: true, px: request.ttlMs });
     if (created === null) {
       const existing = await this.#redis.get<StoredRecord>(recordKey);
@@ -207,22 +194,15 @@ export class BaselineStore implements Store {
     let bytes = 0;
     let omitted = 0;
     for (const record of records) {
-      if (record === null || record.status !== "READY" || record.agentResultJson === null) continue;
-      const size = new TextEncoder().encode(record.agentResultJson).length;
+      const row = factRowOf(record);
+      if (row === null) continue;
+      const size = new TextEncoder().encode(row.agentResultJson).length;
       if (rows.length >= request.maxFacts || bytes + size > request.maxBytes) {
         omitted++;
         continue;
       }
       bytes += size;
-      rows.push({
-        runId: record.runId,
-        toolCallId: record.toolCallId,
-        toolName: record.toolName,
-        status: record.status,
-        evidence: record.evidence,
-        agentResultJson: record.agentResultJson,
-        updatedAt: record.updatedAt,
-      });
+      rows.push(row);
     }
     return { rows, omitted };
   }

@@ -67,7 +67,7 @@ export {
   type JsonValue,
 } from "./core/json.ts";
 export { type FactCaps, rowsToFacts, validateProjection } from "./core/progress.ts";
-export { projectingRecord } from "./core/records.ts";
+export { factRowOf, projectingRecord } from "./core/records.ts";
 export type * from "./core/store.ts";
 export {
   type AnyToolDefinition,

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { BeginRequest, StoredRecord } from "./store.ts";
+import type { BeginRequest, FactRow, StoredRecord } from "./store.ts";
 
 /**
  * The PROJECTING record a successful begin creates: the complete request, the exact IDs, no raw
@@ -38,5 +38,48 @@ export function projectingRecord(request: BeginRequest, expiresAt: number): Stor
     createdAt: request.now,
     updatedAt: request.now,
     expiresAt,
+  };
+}
+
+/**
+ * The fact row of a record that may become a fact: READY, with an agent result and evidence
+ * EVIDENCE_FOUND or NO_EVIDENCE. The row has no request and no raw response, as
+ * `Store.readFacts` returns it.
+ *
+ * @param record A record, or nothing.
+ * @returns The fact row, or `null` when the record may not become a fact.
+ *
+ * @example
+ * ```ts
+ * import { factRowOf, projectingRecord } from "@tool-boundary/core";
+ * const projecting = projectingRecord({
+ *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", attemptId: "a1",
+ *   ttlMs: 1_000, now: 0,
+ * }, 1_000);
+ * console.log(factRowOf(projecting)); // null
+ * const ready = {
+ *   ...projecting,
+ *   status: "READY" as const,
+ *   evidence: "NO_EVIDENCE" as const,
+ *   agentResultJson: '{"evidence":"NO_EVIDENCE","scope":"s","content":null}',
+ * };
+ * console.log(factRowOf(ready)?.toolCallId); // "call_1"
+ * ```
+ */
+export function factRowOf(record: StoredRecord | null | undefined): FactRow | null {
+  if (
+    record == null || record.status !== "READY" || record.agentResultJson === null ||
+    (record.evidence !== "EVIDENCE_FOUND" && record.evidence !== "NO_EVIDENCE")
+  ) {
+    return null;
+  }
+  return {
+    runId: record.runId,
+    toolCallId: record.toolCallId,
+    toolName: record.toolName,
+    status: record.status,
+    evidence: record.evidence,
+    agentResultJson: record.agentResultJson,
+    updatedAt: record.updatedAt,
   };
 }

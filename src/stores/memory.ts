@@ -13,7 +13,7 @@
  * @module
  */
 import { isErrorCode } from "../core/errors.ts";
-import { projectingRecord } from "../core/records.ts";
+import { factRowOf, projectingRecord } from "../core/records.ts";
 import type {
   BeginRequest,
   CompleteOutcome,
@@ -234,26 +234,15 @@ export class MemoryStore implements Store {
     const now = this.#clock();
     for (const identity of request.identities) {
       if (identity.runId !== request.runId) continue;
-      const record = this.#liveRecord(identity.runId, identity.toolCallId, now);
-      if (record === undefined || record.status !== "READY" || record.agentResultJson === null) {
-        continue;
-      }
-      if (record.evidence !== "EVIDENCE_FOUND" && record.evidence !== "NO_EVIDENCE") continue;
-      const size = utf8ByteLength(record.agentResultJson);
+      const row = factRowOf(this.#liveRecord(identity.runId, identity.toolCallId, now));
+      if (row === null) continue;
+      const size = utf8ByteLength(row.agentResultJson);
       if (rows.length >= request.maxFacts || bytes + size > request.maxBytes) {
         omitted++;
         continue;
       }
       bytes += size;
-      rows.push({
-        runId: record.runId,
-        toolCallId: record.toolCallId,
-        toolName: record.toolName,
-        status: record.status,
-        evidence: record.evidence,
-        agentResultJson: record.agentResultJson,
-        updatedAt: record.updatedAt,
-      });
+      rows.push(row);
     }
     return Promise.resolve({ rows, omitted });
   }
