@@ -6,6 +6,12 @@
  * (the connection is closed before any byte of the answer, so the client's `fetch` throws and
  * the client retries), and delays.
  *
+ * Like Upstash, it takes scripts whose first line is `#!lua flags=allow-key-locking`, which stock
+ * redis-server refuses: it drops that flag before passing a script on (`EVAL`, `EVAL_RO`,
+ * `SCRIPT LOAD`), and maps the SHA-1 of a flagged source to that of the source passed on
+ * (`EVALSHA`, `EVALSHA_RO`, `SCRIPT EXISTS`, and the answer of `SCRIPT LOAD`). Its log records
+ * commands as the client sent them.
+ *
  * It is a raw HTTP/1.1 server over `Deno.listen`, because dropping a response mid-request needs
  * control of the socket that `Deno.serve` does not give.
  *
@@ -74,6 +80,39 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const MAX_BODY = 10 * 1024 * 1024; // Upstash's request size limit
 
+/** The script flag Upstash reads and stock redis-server refuses. */
+const KEY_LOCKING_FLAG = "allow-key-locking";
+/** A script's first line when it carries flags, e.g. `#!lua flags=no-writes,allow-key-locking`. */
+const SHEBANG = /^#!lua[ \t]+flags=([^\r\n]*)(\r?\n|$)/;
+
+/**
+ * The script without the `allow-key-locking` flag: without its first line when that was the only
+ * flag, with the other flags kept otherwise. `null` when the script does not carry the flag.
+ *
+ * @param source A script as a client sent it.
+ * @returns The script to pass on to redis-server, or `null` to pass it on unchanged.
+ */
+export function stripKeyLocking(source: string): string | null {
+  const match = SHEBANG.exec(source);
+  if (match === null) return null;
+  const flags = match[1]!.split(",").map((flag) => flag.trim());
+  if (!flags.includes(KEY_LOCKING_FLAG)) return null;
+  const rest = flags.filter((flag) => flag !== KEY_LOCKING_FLAG && flag !== "");
+  const body = source.slice(match[0].length);
+  return rest.length === 0 ? body : `#!lua flags=${rest.join(",")}\n${body}`;
+}
+
+async function sha1Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-1", encoder.encode(text));
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** A command as passed on to redis-server, and how to turn its reply into the client's. */
+interface Prepared {
+  command: string[];
+  reply?: (reply: RespValue) => RespValue;
+}
+
 /**
  * Starts the endpoint.
  *
@@ -97,6 +136,47 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
   let redis: RespConnection | undefined;
   let connecting: Promise<RespConnection> | undefined;
   let stopped = false;
+  /** SHA-1 of a flagged source the client sent -> SHA-1 of the source passed on to redis. */
+  const flaggedShas = new Map<string, string>();
+
+  /** Notes a flagged source and the one passed on; returns the flagged source's SHA-1. */
+  const remember = async (flagged: string, stripped: string): Promise<string> => {
+    const [from, to] = await Promise.all([sha1Hex(flagged), sha1Hex(stripped)]);
+    flaggedShas.set(from, to);
+    return from;
+  };
+  const mapSha = (sha: string): string => flaggedShas.get(sha.toLowerCase()) ?? sha;
+
+  /** Drops the key-locking flag and maps SHAs, as Upstash accepts what redis-server refuses. */
+  const prepare = async (command: string[]): Promise<Prepared> => {
+    const [name = "", first] = command;
+    const upper = name.toUpperCase();
+    if ((upper === "EVAL" || upper === "EVAL_RO") && first !== undefined) {
+      const stripped = stripKeyLocking(first);
+      if (stripped === null) return { command };
+      await remember(first, stripped);
+      return { command: [name, stripped, ...command.slice(2)] };
+    }
+    if ((upper === "EVALSHA" || upper === "EVALSHA_RO") && first !== undefined) {
+      return { command: [name, mapSha(first), ...command.slice(2)] };
+    }
+    if (upper === "SCRIPT" && first?.toUpperCase() === "LOAD" && command.length === 3) {
+      const stripped = stripKeyLocking(command[2]!);
+      if (stripped === null) return { command };
+      const sha = await remember(command[2]!, stripped);
+      // redis-server answers the SHA-1 of what it got; the client's is that of what it sent.
+      return {
+        command: [name, first, stripped],
+        reply: (reply) => (reply instanceof RespError ? reply : encoder.encode(sha)),
+      };
+    }
+    if (upper === "SCRIPT" && first?.toUpperCase() === "EXISTS") {
+      return { command: [name, first, ...command.slice(2).map(mapSha)] };
+    }
+    return { command };
+  };
+  const replyFor = (prepared: Prepared, reply: RespValue): RespValue =>
+    prepared.reply === undefined ? reply : prepared.reply(reply);
 
   const getRedis = async (): Promise<RespConnection> => {
     if (redis !== undefined && !redis.closed) return redis;
@@ -115,7 +195,8 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
       const command = toCommand(body);
       if (command === null) return { status: 400, body: { error: "ERR malformed command" } };
       log.push({ path: normalized, commands: [command] });
-      const reply = await (await getRedis()).command(command);
+      const prepared = await prepare(command);
+      const reply = replyFor(prepared, await (await getRedis()).command(prepared.command));
       if (reply instanceof RespError) return { status: 400, body: { error: reply.text } };
       return { status: 200, body: { result: toJson(reply, base64, true) } };
     }
@@ -126,19 +207,27 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
       }
       const list = commands as string[][];
       log.push({ path: normalized, commands: list });
+      const prepared = await Promise.all(list.map(prepare));
+      const sent = prepared.map((p) => p.command);
       const connection = await getRedis();
       if (normalized === "/pipeline") {
-        const replies = await connection.commands(list);
-        return { status: 200, body: replies.map((reply) => toEntry(reply, base64)) };
+        const replies = await connection.commands(sent);
+        return {
+          status: 200,
+          body: replies.map((reply, i) => toEntry(replyFor(prepared[i]!, reply), base64)),
+        };
       }
       // One write: MULTI, the commands, EXEC; nothing else can come in between on this connection.
-      const replies = await connection.commands([["MULTI"], ...list, ["EXEC"]]);
+      const replies = await connection.commands([["MULTI"], ...sent, ["EXEC"]]);
       const exec = replies[replies.length - 1];
       if (exec instanceof RespError) return { status: 400, body: { error: exec.text } };
       if (!Array.isArray(exec)) {
         return { status: 400, body: { error: "ERR transaction discarded" } };
       }
-      return { status: 200, body: exec.map((reply) => toEntry(reply, base64)) };
+      return {
+        status: 200,
+        body: exec.map((reply, i) => toEntry(replyFor(prepared[i]!, reply), base64)),
+      };
     }
     return { status: 404, body: { error: "ERR unknown endpoint" } };
   };

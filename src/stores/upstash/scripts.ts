@@ -314,6 +314,13 @@ return cjson.encode(out)
 `,
 };
 
+/**
+ * The first line Upstash reads as "lock only the script's KEYS" instead of the whole database.
+ * Prepended to every script's source when `UpstashStore`'s `keyLocking` option is on; stock
+ * redis-server refuses it (`ERR Unexpected flag in script shebang: allow-key-locking`).
+ */
+export const KEY_LOCKING_SHEBANG = "#!lua flags=allow-key-locking\n";
+
 /** Every script, for hashing once. */
 export const SCRIPTS: readonly LuaScript[] = [
   START_RUN,

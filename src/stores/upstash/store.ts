@@ -29,6 +29,7 @@ import {
   FACT_FIELDS,
   GET,
   GET_RUN,
+  KEY_LOCKING_SHEBANG,
   type LuaScript,
   READ_FACTS,
   RECORD_FIELDS,
@@ -90,6 +91,21 @@ export interface UpstashStoreOptions {
    * @default 10000
    */
   timeoutMs?: number;
+  /**
+   * Starts every script with `#!lua flags=allow-key-locking`, so that Upstash locks only the
+   * keys a script declares in KEYS (all of one run) instead of the whole database while it runs,
+   * so scripts of different runs need not wait for each other. Every script touches only its
+   * declared keys, as the flag requires.
+   *
+   * Off by default because stock redis-server (7.x) refuses the flag (`ERR Unexpected flag in
+   * script shebang: allow-key-locking`, for `EVAL` and `SCRIPT LOAD` alike), and so do
+   * Upstash-compatible proxies in front of it that pass scripts on unchanged: with it on there,
+   * every operation fails with STORE_UNAVAILABLE. Turn it on when `redis` talks to Upstash
+   * itself (or to an endpoint that drops the flag before passing the script on), typically when
+   * many runs share one database and contend.
+   * @default false
+   */
+  keyLocking?: boolean;
 }
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -210,16 +226,31 @@ function refuse(code: ErrorCode): StoreRefusal {
   return { ok: false, code };
 }
 
-let shas: Promise<Map<LuaScript, string>> | undefined;
+/** A script as sent: the source for `EVAL` and its SHA-1 for `EVALSHA`. */
+interface SentScript {
+  readonly source: string;
+  readonly sha: string;
+}
 
-/** SHA-1 of every script, computed once per process with WebCrypto. */
-function scriptShas(): Promise<Map<LuaScript, string>> {
-  shas ??= Promise.all(SCRIPTS.map(async (script) => {
-    const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(script.source));
-    const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0"));
-    return [script, hex.join("")] as const;
-  })).then((pairs) => new Map(pairs));
-  return shas;
+/** Per `keyLocking` value: the scripts as sent. */
+const sentScripts = new Map<boolean, Promise<Map<LuaScript, SentScript>>>();
+
+/**
+ * Every script as sent, with or without the key-locking first line, and the SHA-1 of that exact
+ * source: computed once per process and option value, with WebCrypto.
+ */
+function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
+  let scripts = sentScripts.get(keyLocking);
+  if (scripts === undefined) {
+    scripts = Promise.all(SCRIPTS.map(async (script) => {
+      const source = keyLocking ? KEY_LOCKING_SHEBANG + script.source : script.source;
+      const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(source));
+      const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0"));
+      return [script, { source, sha: hex.join("") }] as const;
+    })).then((pairs) => new Map(pairs));
+    sentScripts.set(keyLocking, scripts);
+  }
+  return scripts;
 }
 
 /**
@@ -232,7 +263,8 @@ function scriptShas(): Promise<Map<LuaScript, string>> {
  *   two round trips whatever the number of calls: `endRun` returns the progress index, then
  *   `readFacts` resolves all of it in one script that reads only the fact fields of each record
  *   hash, so no request or raw payload leaves Redis.
- * - All keys of a run share the hash tag `{<runId>}`: the scripts are Redis Cluster-safe.
+ * - All keys of a run share the hash tag `{<runId>}`: the scripts are Redis Cluster-safe, and
+ *   fit Upstash's key locking (`keyLocking: true`, for Upstash itself only).
  * - The client's retries are safe: a begin or complete resent with the same `attemptId` is
  *   recognised as the same operation, never a duplicate and never a second use of a budget.
  * - Every failure of the client or of Redis is thrown as `BoundaryError("STORE_UNAVAILABLE")`
@@ -255,13 +287,15 @@ export class UpstashStore implements Store {
   readonly #redis: UpstashRedisClient;
   readonly #prefix: string;
   readonly #timeoutMs: number;
+  readonly #keyLocking: boolean;
 
   /**
    * Creates a store over an `@upstash/redis` client.
    *
-   * @param options The client, a key prefix and the per-operation time bound.
+   * @param options The client, a key prefix, the per-operation time bound and key locking.
    * @throws {TypeError} When `redis` lacks `eval`/`evalsha` or `prefix` is not allowed.
    * @throws {RangeError} When `timeoutMs` is not a positive number.
+   * @throws {TypeError} When `keyLocking` is given and not a boolean.
    */
   constructor(options: UpstashStoreOptions) {
     const redis = options?.redis;
@@ -280,9 +314,14 @@ export class UpstashStore implements Store {
     if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
       throw new RangeError("Invalid timeoutMs: expected a positive number of milliseconds");
     }
+    const keyLocking = options.keyLocking ?? false;
+    if (typeof keyLocking !== "boolean") {
+      throw new TypeError("Cannot create UpstashStore: keyLocking must be a boolean");
+    }
     this.#redis = redis;
     this.#prefix = prefix;
     this.#timeoutMs = timeoutMs;
+    this.#keyLocking = keyLocking;
   }
 
   /** The key prefix in use. */
@@ -523,13 +562,13 @@ export class UpstashStore implements Store {
   /** One script, one round trip: EVALSHA, then EVAL only when Redis lost the script. */
   async #call(script: LuaScript, keys: string[], args: string[]): Promise<Reply> {
     const attempt = async (): Promise<Reply> => {
-      const sha = (await scriptShas()).get(script)!;
+      const sent = (await scriptsFor(this.#keyLocking)).get(script)!;
       let reply: unknown;
       try {
-        reply = await this.#redis.evalsha(sha, keys, args);
+        reply = await this.#redis.evalsha(sent.sha, keys, args);
       } catch (error) {
         if (!isNoScript(error)) throw error;
-        reply = await this.#redis.eval(script.source, keys, args);
+        reply = await this.#redis.eval(sent.source, keys, args);
       }
       return decodeReply(reply);
     };
