@@ -119,3 +119,92 @@ Deno.test("Upstash endpoint: REST protocol, base64 at every depth, errors and fa
     await fixture.stop();
   }
 });
+
+Deno.test("Upstash endpoint: concurrent large commands reach redis-server whole, each with its own reply", async () => {
+  const fixture = await startUpstashFixture();
+  try {
+    // Each value is larger than one socket write, so unserialized writes would interleave.
+    const size = 2 * 1024 * 1024;
+    const values = Array.from({ length: 8 }, (_, i) => String.fromCharCode(97 + i).repeat(size));
+    const answers = await Promise.all(
+      values.map((value, i) => post(fixture, "/", ["SET", `big:${i}`, value])),
+    );
+    assert.deepEqual(answers, values.map(() => ({ status: 200, body: { result: "OK" } })));
+    for (let i = 0; i < values.length; i++) {
+      assert.equal(await fixture.direct(["STRLEN", `big:${i}`]), size);
+      assert.equal(
+        await fixture.direct(["GETRANGE", `big:${i}`, "0", "3"]),
+        values[i]!.slice(0, 4),
+      );
+      assert.equal(
+        await fixture.direct(["GETRANGE", `big:${i}`, String(size - 4), "-1"]),
+        values[i]!.slice(0, 4),
+      );
+    }
+  } finally {
+    await fixture.stop();
+  }
+});
+
+Deno.test("Upstash endpoint: a request over the max request size runs nothing and gets Upstash's error reply, once", async () => {
+  const limit = 1024;
+  const fixture = await startUpstashFixture({ maxRequestBytes: limit });
+  try {
+    const tooLarge = /^ERR max request size exceeded\. Limit: 1024 bytes, Actual: (\d+) bytes\./;
+    // A body of exactly the limit runs.
+    const fits = ["SET", "fits", ""];
+    fits[2] = "v".repeat(limit - JSON.stringify(fits).length);
+    assert.equal(JSON.stringify(fits).length, limit);
+    assert.deepEqual(await post(fixture, "/", fits), { status: 200, body: { result: "OK" } });
+
+    // One byte more does not, single command or pipeline.
+    const over = ["SET", "over", fits[2] + "v"];
+    const single = await post(fixture, "/", over);
+    assert.equal(single.status, 400);
+    const match = tooLarge.exec((single.body as { error: string }).error);
+    assert.ok(match, JSON.stringify(single.body));
+    assert.equal(Number(match[1]), limit + 1);
+    const pipeline = await post(fixture, "/pipeline", [["INCR", "n"], over]);
+    assert.equal(pipeline.status, 400);
+    assert.match((pipeline.body as { error: string }).error, tooLarge);
+
+    // A chunked body is counted the same way.
+    const body = new TextEncoder().encode(JSON.stringify(["SET", "chunked", "c".repeat(3000)]));
+    const chunked = await fetch(fixture.endpoint.url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${fixture.endpoint.token}` },
+      body: new ReadableStream({
+        start(controller) {
+          for (let at = 0; at < body.length; at += 700) {
+            controller.enqueue(body.subarray(at, at + 700));
+          }
+          controller.close();
+        },
+      }),
+    });
+    assert.equal(chunked.status, 400);
+    const chunkedMatch = tooLarge.exec((await chunked.json()).error);
+    assert.equal(Number(chunkedMatch?.[1]), body.length);
+
+    assert.equal(await fixture.direct(["EXISTS", "over", "n", "chunked"]), 0, "nothing ran");
+    assert.deepEqual(fixture.endpoint.commands(), [["SET", "fits", fits[2]]], "only what ran");
+    // The connection stays usable after the refusal.
+    assert.deepEqual(await post(fixture, "/", ["GET", "fits"]), {
+      status: 200,
+      body: { result: fits[2] },
+    });
+
+    // The client gets an error at once: one request, no retry.
+    const redis = fixture.createRedis();
+    fixture.endpoint.reset();
+    await assert.rejects(redis.set("client", "x".repeat(2 * limit)), (error: Error) => {
+      assert.equal(error.name, "UpstashError");
+      assert.match(error.message, /^ERR max request size exceeded\. Limit: 1024 bytes/);
+      return true;
+    });
+    assert.equal(fixture.endpoint.requests, 1);
+    assert.equal(await fixture.direct(["EXISTS", "client"]), 0);
+  } finally {
+    await fixture.stop();
+  }
+});

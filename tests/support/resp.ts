@@ -36,6 +36,8 @@ export class RespConnection {
   readonly #pending: Pending[] = [];
   #buffer: Uint8Array = new Uint8Array(0);
   #closed = false;
+  /** The last write queued: writes go out one after the other, never interleaved. */
+  #writing: Promise<void> = Promise.resolve();
   #onPush: ((value: RespValue) => void) | undefined;
   readonly #reading: Promise<void>;
 
@@ -72,8 +74,10 @@ export class RespConnection {
   }
 
   /**
-   * Writes several commands in one write, so nothing from another caller can come in between
-   * (what MULTI/EXEC needs), and waits for all their replies.
+   * Writes several commands as one block, so nothing from another caller can come in between
+   * (what MULTI/EXEC needs), and waits for all their replies. Blocks are written whole and in
+   * call order: one socket write may take only part of a large block, and a concurrent write
+   * must not slip into the gap.
    *
    * @param commands The commands.
    * @returns Their replies, in order.
@@ -84,7 +88,8 @@ export class RespConnection {
       new Promise<RespValue>((resolve, reject) => this.#pending.push({ resolve, reject }))
     );
     const bytes = encodeCommands(commands);
-    this.#writeAll(bytes).catch((error) => this.#fail(error));
+    this.#writing = this.#writing.then(() => this.#closed ? undefined : this.#writeAll(bytes))
+      .catch((error) => this.#fail(error));
     return Promise.all(replies);
   }
 

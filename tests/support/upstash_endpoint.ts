@@ -29,6 +29,13 @@ export interface UpstashEndpointOptions {
   port?: number;
   /** Hostname to listen on. @default "127.0.0.1" */
   hostname?: string;
+  /**
+   * The largest request body accepted, in bytes, as Upstash's max request size (10 MB on the free
+   * and pay-as-you-go plans). A larger request runs nothing and is answered 400
+   * `{"error":"ERR max request size exceeded. Limit: <n> bytes, Actual: <m> bytes. ..."}`.
+   * @default 10485760
+   */
+  maxRequestBytes?: number;
 }
 
 /** One HTTP request as the endpoint received it. */
@@ -73,12 +80,16 @@ interface HttpRequest {
   method: string;
   path: string;
   headers: Map<string, string>;
+  /** Empty when the body was over the limit (it was read and dropped). */
   body: Uint8Array;
+  /** Bytes of the body as sent. */
+  size: number;
 }
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const MAX_BODY = 10 * 1024 * 1024; // Upstash's request size limit
+/** Upstash's max request size on the free and pay-as-you-go plans. */
+const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 
 /** The script flag Upstash reads and stock redis-server refuses. */
 const KEY_LOCKING_FLAG = "allow-key-locking";
@@ -121,6 +132,10 @@ interface Prepared {
  */
 export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEndpoint {
   const token = options.token ?? "test-token";
+  const maxRequestBytes = options.maxRequestBytes ?? MAX_REQUEST_BYTES;
+  if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes < 1) {
+    throw new RangeError("maxRequestBytes must be a positive integer");
+  }
   const listener = Deno.listen({
     hostname: options.hostname ?? "127.0.0.1",
     port: options.port ?? 0,
@@ -238,6 +253,18 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
       return { status: 401, body: { error: "Unauthorized" } };
     }
     if (request.method !== "POST") return { status: 405, body: { error: "Method not allowed" } };
+    if (request.size > maxRequestBytes) {
+      // Upstash's answer: an error reply, nothing run. Its REST docs give 400 for a command that
+      // fails; the text is the one its clients report.
+      return {
+        status: 400,
+        body: {
+          error: `ERR max request size exceeded. Limit: ${maxRequestBytes} bytes, Actual: ` +
+            `${request.size} bytes. See https://upstash.com/docs/redis/troubleshooting/` +
+            "max_request_size_exceeded for details",
+        },
+      };
+    }
     if (failing.count > 0) {
       failing.count--;
       return { status: failing.status, body: { error: "Injected failure" } };
@@ -264,7 +291,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
   };
 
   const serveConn = async (conn: Deno.Conn): Promise<void> => {
-    const reader = new HttpReader(conn);
+    const reader = new HttpReader(conn, maxRequestBytes);
     try {
       while (!stopped) {
         const request = await reader.next();
@@ -422,11 +449,18 @@ async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<void> {
 /** Reads HTTP/1.1 requests (Content-Length or chunked bodies) from one connection. */
 class HttpReader {
   readonly #conn: Deno.Conn;
+  readonly #limit: number;
   #buffer = new Uint8Array(0);
   #eof = false;
 
-  constructor(conn: Deno.Conn) {
+  /**
+   * @param conn The connection.
+   * @param limit Bodies larger than this are read and dropped, not kept, so that the request
+   *   can still be answered on a connection that stays usable.
+   */
+  constructor(conn: Deno.Conn, limit: number) {
     this.#conn = conn;
+    this.#limit = limit;
   }
 
   async next(): Promise<HttpRequest | null> {
@@ -443,20 +477,25 @@ class HttpReader {
       }
     }
     let body: Uint8Array;
+    let size: number;
     if (headers.get("transfer-encoding")?.toLowerCase().includes("chunked")) {
-      body = await this.#chunked();
+      ({ body, size } = await this.#chunked());
     } else {
       const length = Number(headers.get("content-length") ?? "0");
-      if (!Number.isSafeInteger(length) || length < 0 || length > MAX_BODY) {
-        throw new Error("Bad content-length");
+      if (!Number.isSafeInteger(length) || length < 0) throw new Error("Bad content-length");
+      size = length;
+      if (length > this.#limit) {
+        await this.#skip(length);
+        body = new Uint8Array(0);
+      } else {
+        body = await this.#take(length);
       }
-      body = await this.#take(length);
     }
     const path = new URL(target, "http://localhost").pathname;
-    return { method, path, headers, body };
+    return { method, path, headers, body, size };
   }
 
-  async #chunked(): Promise<Uint8Array> {
+  async #chunked(): Promise<{ body: Uint8Array; size: number }> {
     const parts: Uint8Array[] = [];
     let total = 0;
     while (true) {
@@ -464,31 +503,64 @@ class HttpReader {
       if (end < 0) throw new Error("Truncated chunk");
       const size = parseInt(decoder.decode(this.#buffer.subarray(0, end)), 16);
       this.#consume(end + 2);
-      if (!Number.isFinite(size) || size < 0 || total + size > MAX_BODY) {
-        throw new Error("Bad chunk");
-      }
+      if (!Number.isSafeInteger(size) || size < 0) throw new Error("Bad chunk");
       if (size === 0) {
         await this.#take(2);
         break;
       }
-      parts.push(await this.#take(size));
       total += size;
+      if (total > this.#limit) {
+        parts.length = 0; // over the limit: the rest is only counted
+        await this.#skip(size);
+      } else {
+        parts.push(await this.#take(size));
+      }
       await this.#take(2);
     }
+    if (total > this.#limit) return { body: new Uint8Array(0), size: total };
     const out = new Uint8Array(total);
     let at = 0;
     for (const part of parts) {
       out.set(part, at);
       at += part.length;
     }
-    return out;
+    return { body: out, size: total };
+  }
+
+  /** Reads `length` bytes and drops them. */
+  async #skip(length: number): Promise<void> {
+    let left = length;
+    const chunk = new Uint8Array(64 * 1024);
+    while (left > 0) {
+      if (this.#buffer.length > 0) {
+        const n = Math.min(left, this.#buffer.length);
+        this.#consume(n);
+        left -= n;
+        continue;
+      }
+      const n = await this.#conn.read(chunk);
+      if (n === null) throw new Error("Truncated body");
+      if (n <= left) {
+        left -= n;
+      } else {
+        this.#buffer = chunk.slice(left, n);
+        left = 0;
+      }
+    }
   }
 
   async #take(length: number): Promise<Uint8Array> {
-    const ok = await this.#until(() => (this.#buffer.length >= length ? length : -1));
-    if (ok < 0) throw new Error("Truncated body");
-    const out = this.#buffer.slice(0, length);
-    this.#consume(length);
+    // Straight into the result: growing the buffer read by read would copy a large body over
+    // and over.
+    const out = new Uint8Array(length);
+    let at = Math.min(length, this.#buffer.length);
+    out.set(this.#buffer.subarray(0, at));
+    this.#consume(at);
+    while (at < length) {
+      const n = await this.#conn.read(out.subarray(at));
+      if (n === null) throw new Error("Truncated body");
+      at += n;
+    }
     return out;
   }
 

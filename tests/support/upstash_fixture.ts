@@ -26,6 +26,8 @@ export interface UpstashFixtureOptions {
   cluster?: boolean;
   /** The endpoint's bearer token. @default "test-token" */
   token?: string;
+  /** The endpoint's max request size in bytes. @default 10485760, Upstash's */
+  maxRequestBytes?: number;
 }
 
 /** A redis-server, the REST endpoint in front of it, and ways to talk to both. */
@@ -64,6 +66,7 @@ export async function startUpstashFixture(
   const endpoint = startUpstashEndpoint({
     connectRedis: () => server.connect(),
     ...(options.token === undefined ? {} : { token: options.token }),
+    ...(options.maxRequestBytes === undefined ? {} : { maxRequestBytes: options.maxRequestBytes }),
   });
   let directConn: RespConnection | undefined;
   const monitors = new Set<RespConnection>();
