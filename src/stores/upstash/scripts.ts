@@ -33,6 +33,8 @@ export interface LuaScript {
   readonly name: string;
   /** The source sent with `EVAL`. */
   readonly source: string;
+  /** True when the script never writes: with key locking it also says `no-writes`. */
+  readonly readOnly?: true;
 }
 
 /** Fields of a record hash, in the order the scripts return them. */
@@ -111,6 +113,7 @@ return run_reply(KEYS[1])
 /** Reads a run; touches no TTL. */
 export const GET_RUN: LuaScript = {
   name: "getRun",
+  readOnly: true,
   source: `-- getRun
 -- KEYS[1]  run hash
 -- ARGV     none
@@ -252,6 +255,7 @@ return cjson.encode(reply)
 /** Reads one record; touches no TTL. */
 export const GET: LuaScript = {
   name: "get",
+  readOnly: true,
   source: `-- get
 -- KEYS[1]  record hash
 -- ARGV     none
@@ -286,6 +290,7 @@ return cjson.encode(out)
 /** Resolves record keys to fact rows inside Redis, so no request or raw payload leaves it. */
 export const READ_FACTS: LuaScript = {
   name: "readFacts",
+  readOnly: true,
   source: `-- readFacts
 -- KEYS[1..n] record hashes of one run, in execution order
 -- ARGV[1]  runId          ARGV[2] maxFacts      ARGV[3] maxBytes
@@ -316,10 +321,28 @@ return cjson.encode(out)
 
 /**
  * The first line Upstash reads as "lock only the script's KEYS" instead of the whole database.
- * Prepended to every script's source when `UpstashStore`'s `keyLocking` option is on; stock
- * redis-server refuses it (`ERR Unexpected flag in script shebang: allow-key-locking`).
+ * Prepended to every writing script's source when `UpstashStore`'s `keyLocking` option is on;
+ * stock redis-server refuses it (`ERR Unexpected flag in script shebang: allow-key-locking`).
  */
 export const KEY_LOCKING_SHEBANG = "#!lua flags=allow-key-locking\n";
+
+/**
+ * The same for a script that never writes: `no-writes` lets Redis run it where writes are
+ * refused (over the memory limit, on a replica) and refuses any write it would attempt.
+ */
+export const KEY_LOCKING_READ_ONLY_SHEBANG = "#!lua flags=no-writes,allow-key-locking\n";
+
+/**
+ * A script's source as sent with key locking on: its first line is
+ * {@linkcode KEY_LOCKING_READ_ONLY_SHEBANG} for a read-only script,
+ * {@linkcode KEY_LOCKING_SHEBANG} otherwise.
+ *
+ * @param script The script.
+ * @returns The source to send.
+ */
+export function keyLockingSource(script: LuaScript): string {
+  return (script.readOnly ? KEY_LOCKING_READ_ONLY_SHEBANG : KEY_LOCKING_SHEBANG) + script.source;
+}
 
 /** Every script, for hashing once. */
 export const SCRIPTS: readonly LuaScript[] = [

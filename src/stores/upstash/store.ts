@@ -29,7 +29,7 @@ import {
   FACT_FIELDS,
   GET,
   GET_RUN,
-  KEY_LOCKING_SHEBANG,
+  keyLockingSource,
   type LuaScript,
   READ_FACTS,
   RECORD_FIELDS,
@@ -92,10 +92,11 @@ export interface UpstashStoreOptions {
    */
   timeoutMs?: number;
   /**
-   * Starts every script with `#!lua flags=allow-key-locking`, so that Upstash locks only the
-   * keys a script declares in KEYS (all of one run) instead of the whole database while it runs,
-   * so scripts of different runs need not wait for each other. Every script touches only its
-   * declared keys, as the flag requires.
+   * Starts every script with `#!lua flags=allow-key-locking` (`#!lua
+   * flags=no-writes,allow-key-locking` for those that only read: `get`, `getRun`, `readFacts`),
+   * so that Upstash locks only the keys a script declares in KEYS (all of one run) instead of the
+   * whole database while it runs, so scripts of different runs need not wait for each other.
+   * Every script touches only its declared keys, as the flag requires.
    *
    * Off by default because stock redis-server (7.x) refuses the flag (`ERR Unexpected flag in
    * script shebang: allow-key-locking`, for `EVAL` and `SCRIPT LOAD` alike), and so do
@@ -243,7 +244,7 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
   let scripts = sentScripts.get(keyLocking);
   if (scripts === undefined) {
     scripts = Promise.all(SCRIPTS.map(async (script) => {
-      const source = keyLocking ? KEY_LOCKING_SHEBANG + script.source : script.source;
+      const source = keyLocking ? keyLockingSource(script) : script.source;
       const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(source));
       const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0"));
       return [script, { source, sha: hex.join("") }] as const;
