@@ -186,7 +186,10 @@ return ${fixed("OK")}
 `,
 };
 
-/** PROJECTING -> READY | ERROR for the attempt that began it; appends to the progress index. */
+/**
+ * PROJECTING -> READY | ERROR for the attempt that began it; appends to the progress index
+ * first, so a run cut off part-way never leaves a READY record outside the index.
+ */
 export const COMPLETE: LuaScript = {
   name: "complete",
   source: `-- complete
@@ -231,23 +234,37 @@ if r[2] ~= 'PROJECTING' then
   end
   return ${fixed("ILLEGAL_TRANSITION")}
 end
--- HSET on an existing key keeps its TTL.
-local set = {'status', status, 'evidence', evidence, 'updatedAt', ARGV[11]}
-if code then set[#set + 1] = 'errorCode'; set[#set + 1] = code end
-if raw then set[#set + 1] = 'rawJson'; set[#set + 1] = raw end
-if agent then set[#set + 1] = 'agentResultJson'; set[#set + 1] = agent end
-redis.call('HSET', KEYS[1], unpack(set))
+-- The index first, then the record. Redis does not undo a script's earlier writes when a later
+-- command fails (Upstash refuses writes past the storage quota), so a run cut off in between
+-- leaves an index entry whose record is still PROJECTING, which readFacts skips; the other
+-- order could leave a READY record that the facts miss. 'indexing' (set before the append)
+-- tells a repeat that an earlier run may have appended already: only then does LPOS look, so
+-- the entry is appended once.
+local appended = redis.call('HSETNX', KEYS[1], 'indexing', '1') == 0
+  and redis.call('LPOS', KEYS[3], ARGV[1])
+if appended then
+  -- Cut off between creating the index and setting its TTL: set it now, still once.
+  if redis.call('PTTL', KEYS[3]) == -1 then
+    local ttl = redis.call('PTTL', KEYS[2])
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
+  end
 -- Indexed only while the run lives. The index expires with its run: its TTL is set once, to
 -- the run's remaining TTL, when the run's first complete creates it, so while it exists its run
 -- does and RPUSHX (which never creates) is enough. Otherwise, when the run lives (PTTL is not
 -- -2), RPUSH creates it.
-if redis.call('RPUSHX', KEYS[3], ARGV[1]) == 0 then
+elseif redis.call('RPUSHX', KEYS[3], ARGV[1]) == 0 then
   local ttl = redis.call('PTTL', KEYS[2])
   if ttl ~= -2 then
     redis.call('RPUSH', KEYS[3], ARGV[1])
     if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
   end
 end
+-- HSET on an existing key keeps its TTL.
+local set = {'status', status, 'evidence', evidence, 'updatedAt', ARGV[11]}
+if code then set[#set + 1] = 'errorCode'; set[#set + 1] = code end
+if raw then set[#set + 1] = 'rawJson'; set[#set + 1] = raw end
+if agent then set[#set + 1] = 'agentResultJson'; set[#set + 1] = agent end
+redis.call('HSET', KEYS[1], unpack(set))
 return cjson.encode(reply)
 `,
 };

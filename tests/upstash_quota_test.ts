@@ -1,0 +1,258 @@
+/**
+ * A complete cut off part-way. Upstash refuses writes once a database is past its storage quota
+ * (with eviction off), and Redis does not undo a script's earlier writes when a later command
+ * fails: whatever the script wrote before the refused command stays. `complete` appends to the
+ * progress index before it writes the record, so a cut-off never leaves a READY record that
+ * `endRun` misses; an index entry whose record stayed PROJECTING is skipped by the facts.
+ *
+ * Two real techniques on a real redis-server, through the real client and the test endpoint:
+ * - a mid-script refusal: the ACL takes one command away from the user the endpoint runs as
+ *   (`ACL SETUSER default -hset`), so the script fails at exactly that command, after its
+ *   earlier writes. (`maxmemory` cannot cut a script in the middle on redis-server 7: it refuses
+ *   only a script's first write, as the second test shows.)
+ * - the memory limit: `CONFIG SET maxmemory 1` with `maxmemory-policy noeviction`, as a full
+ *   database with eviction off.
+ */
+import assert from "node:assert/strict";
+import { ToolBoundary } from "../src/core/boundary.ts";
+import { BoundaryError } from "../src/core/errors.ts";
+import type { CompleteOutcome } from "../src/core/store.ts";
+import { UpstashStore } from "../src/stores/upstash/mod.ts";
+import { startUpstashFixture, type UpstashFixture } from "./support/upstash_fixture.ts";
+
+async function withFixture(fn: (fixture: UpstashFixture) => Promise<void>): Promise<void> {
+  const fixture = await startUpstashFixture();
+  try {
+    await fn(fixture);
+  } finally {
+    await fixture.stop();
+  }
+}
+
+const READY: CompleteOutcome = {
+  status: "READY",
+  evidence: "EVIDENCE_FOUND",
+  rawJson: '{"hits":["a"]}',
+  agentResultJson: '{"evidence":"EVIDENCE_FOUND","scope":"index","content":["a"]}',
+};
+
+async function startRun(store: UpstashStore, runId: string): Promise<void> {
+  const now = Date.now();
+  const started = await store.startRun({
+    runId,
+    deadline: now + 600_000,
+    budget: { calls: 50, perTool: {} },
+    ttlMs: 600_000,
+    attemptId: `start-${runId}`,
+    now,
+  });
+  assert.equal(started.ok, true);
+}
+
+/** Begins a call; returns the complete request that finishes it READY. */
+async function begin(store: UpstashStore, runId: string, toolCallId: string) {
+  const now = Date.now();
+  const attemptId = `attempt-${toolCallId}`;
+  const begun = await store.begin({
+    runId,
+    toolCallId,
+    toolName: "search",
+    requestJson: '{"query":"disk"}',
+    attemptId,
+    ttlMs: 600_000,
+    now,
+  });
+  assert.equal(begun.ok, true);
+  return { runId, toolCallId, attemptId, outcome: READY, now: Date.now() };
+}
+
+async function rejectsUnavailable(operation: Promise<unknown>): Promise<void> {
+  await assert.rejects(operation, (error: unknown) => {
+    assert.ok(error instanceof BoundaryError);
+    assert.equal(error.code, "STORE_UNAVAILABLE");
+    return true;
+  });
+}
+
+/** What Redis holds for a run: the index in order, and the status of every record key. */
+async function snapshot(fixture: UpstashFixture, store: UpstashStore, runId: string) {
+  const keys = store.keys(runId);
+  const index = await fixture.direct(["LRANGE", keys.progress, "0", "-1"]) as string[];
+  const recordKeys =
+    (await fixture.direct(["KEYS", `${store.prefix}:{${runId}}:call:*`])) as string[];
+  const status = new Map<string, string>();
+  for (const key of recordKeys) {
+    status.set(
+      key.slice(key.lastIndexOf(":") + 1),
+      await fixture.direct(["HGET", key, "status"]) as string,
+    );
+  }
+  return { index, status, indexTtl: await fixture.direct(["PTTL", keys.progress]) as number };
+}
+
+/** The invariant: every READY record of the run is in its progress index, so endRun sees it. */
+function assertNoReadyOutsideIndex(seen: Awaited<ReturnType<typeof snapshot>>): void {
+  for (const [id, status] of seen.status) {
+    if (status === "READY") assert.ok(seen.index.includes(id), `READY ${id} is not in the index`);
+  }
+}
+
+/**
+ * Runs one complete with `commands` taken away from the user the endpoint runs as, so the
+ * script fails at the first of them, after the writes before it; checks the invariant after.
+ */
+async function cutOff(
+  fixture: UpstashFixture,
+  store: UpstashStore,
+  request: Awaited<ReturnType<typeof begin>>,
+  commands: string[],
+): Promise<void> {
+  const denied = commands.map((command) => `-${command}`);
+  assert.equal(await fixture.direct(["ACL", "SETUSER", "default", ...denied]), "OK");
+  try {
+    await rejectsUnavailable(store.complete(request));
+  } finally {
+    assert.equal(await fixture.direct(["ACL", "SETUSER", "default", "+@all"]), "OK");
+  }
+  assertNoReadyOutsideIndex(await snapshot(fixture, store, request.runId));
+}
+
+Deno.test("UpstashStore: a complete cut off at any of its writes leaves no READY record that endRun's facts miss, and a repeat indexes it once", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const boundary = new ToolBoundary({ store, tools: [] });
+    const runId = "run-cut-off";
+    await startRun(store, runId);
+    const first = await begin(store, runId, "call_first");
+    assert.equal((await store.complete(first)).ok, true);
+
+    // Cut off at each write of complete: the append, the record, the mark before the append.
+    const atAppend = await begin(store, runId, "call_append");
+    await cutOff(fixture, store, atAppend, ["rpushx", "rpush"]);
+    const atRecord = await begin(store, runId, "call_record");
+    await cutOff(fixture, store, atRecord, ["hset"]);
+    const atMark = await begin(store, runId, "call_mark");
+    await cutOff(fixture, store, atMark, ["hsetnx"]);
+    let seen = await snapshot(fixture, store, runId);
+    assert.deepEqual(seen.index, ["call_first", "call_record"], "appended before the cut");
+    for (const id of ["call_append", "call_record", "call_mark"]) {
+      assert.equal(seen.status.get(id), "PROJECTING", `${id}: the record was not written`);
+    }
+
+    const last = await begin(store, runId, "call_last");
+    assert.equal((await store.complete(last)).ok, true);
+
+    // A repeat of a cut-off complete (the client resent it, or the caller did) finishes it and
+    // indexes it once.
+    for (const request of [atAppend, atRecord]) {
+      const repeated = await store.complete(request);
+      assert.ok(repeated.ok);
+      assert.equal(repeated.record.status, "READY");
+    }
+    seen = await snapshot(fixture, store, runId);
+    assert.deepEqual(seen.index, ["call_first", "call_record", "call_last", "call_append"]);
+    assert.equal(seen.status.get("call_mark"), "PROJECTING");
+
+    // endRun's facts are exactly the READY records, each once, in index order.
+    const ready = [...seen.status].filter(([, s]) => s === "READY").map(([id]) => id).sort();
+    assert.deepEqual(ready, ["call_append", "call_first", "call_last", "call_record"]);
+    const facts = await boundary.endRun(runId);
+    assert.deepEqual(facts.map((fact) => fact.toolCallId), seen.index);
+  });
+});
+
+Deno.test("UpstashStore: a run's first complete cut off between creating the index and its PEXPIRE; the repeat sets the TTL, once", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const boundary = new ToolBoundary({ store, tools: [] });
+    const runId = "run-cut-off-ttl";
+    await startRun(store, runId);
+    const first = await begin(store, runId, "call_first");
+    await cutOff(fixture, store, first, ["pexpire"]);
+    let seen = await snapshot(fixture, store, runId);
+    assert.deepEqual(seen.index, ["call_first"], "appended before the cut");
+    assert.equal(seen.status.get("call_first"), "PROJECTING");
+    assert.equal(seen.indexTtl, -1, "no TTL yet");
+
+    const next = await begin(store, runId, "call_next");
+    assert.equal((await store.complete(next)).ok, true);
+    assert.equal((await snapshot(fixture, store, runId)).indexTtl, -1, "RPUSHX sets no TTL");
+
+    assert.equal((await store.complete(first)).ok, true);
+    seen = await snapshot(fixture, store, runId);
+    assert.deepEqual(seen.index, ["call_first", "call_next"]);
+    const runTtl = await fixture.direct(["PTTL", store.keys(runId).run]) as number;
+    assert.ok(seen.indexTtl > 0 && seen.indexTtl <= runTtl, `${seen.indexTtl} / ${runTtl}`);
+    assert.deepEqual((await boundary.endRun(runId)).map((fact) => fact.toolCallId), seen.index);
+  });
+});
+
+Deno.test("UpstashStore: an index entry whose record stayed PROJECTING is not a fact", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const boundary = new ToolBoundary({ store, tools: [] });
+    const runId = "run-projecting-entry";
+    await startRun(store, runId);
+    const done = await begin(store, runId, "call_done");
+    assert.equal((await store.complete(done)).ok, true);
+    const cut = await begin(store, runId, "call_cut");
+    assert.equal(await fixture.direct(["ACL", "SETUSER", "default", "-hset"]), "OK");
+    try {
+      await rejectsUnavailable(store.complete(cut));
+    } finally {
+      assert.equal(await fixture.direct(["ACL", "SETUSER", "default", "+@all"]), "OK");
+    }
+    const seen = await snapshot(fixture, store, runId);
+    assert.deepEqual(seen.index, ["call_done", "call_cut"]);
+    assert.equal(seen.status.get("call_cut"), "PROJECTING");
+    const read = await store.readFacts({
+      runId,
+      identities: seen.index.map((toolCallId) => ({ runId, toolCallId })),
+      maxFacts: 10,
+      maxBytes: 10_000,
+    });
+    assert.deepEqual(read.rows.map((row) => row.toolCallId), ["call_done"]);
+    assert.equal(read.omitted, 0, "skipped, not counted as omitted");
+    assert.deepEqual((await boundary.endRun(runId)).map((fact) => fact.toolCallId), ["call_done"]);
+  });
+});
+
+Deno.test("UpstashStore: over the memory limit with eviction off, complete writes nothing and fails closed; it completes once there is room", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const boundary = new ToolBoundary({ store, tools: [] });
+    const runId = "run-full";
+    await startRun(store, runId);
+    const done = await begin(store, runId, "call_done");
+    assert.equal((await store.complete(done)).ok, true);
+    const full = await begin(store, runId, "call_full");
+
+    assert.equal(await fixture.direct(["CONFIG", "SET", "maxmemory-policy", "noeviction"]), "OK");
+    assert.equal(await fixture.direct(["CONFIG", "SET", "maxmemory", "1"]), "OK");
+    try {
+      // redis-server refuses a script's first write over the limit (OOM), and none after it:
+      // nothing of the complete is written.
+      await assert.rejects(store.complete(full), (error: unknown) => {
+        assert.ok(error instanceof BoundaryError);
+        assert.equal(error.code, "STORE_UNAVAILABLE");
+        assert.match(String((error.cause as Error).message), /\bOOM command not allowed\b/);
+        return true;
+      });
+      const seen = await snapshot(fixture, store, runId);
+      assert.deepEqual(seen.index, ["call_done"]);
+      assert.equal(seen.status.get("call_full"), "PROJECTING");
+      const recordKey = store.keys(runId, "call_full").record!;
+      assert.equal(await fixture.direct(["HEXISTS", recordKey, "indexing"]), 0);
+      // Reads still work while the database is full.
+      assert.equal((await store.get(runId, "call_full"))?.status, "PROJECTING");
+    } finally {
+      assert.equal(await fixture.direct(["CONFIG", "SET", "maxmemory", "0"]), "OK");
+    }
+    const repeated = await store.complete(full);
+    assert.ok(repeated.ok);
+    assert.deepEqual((await boundary.endRun(runId)).map((fact) => fact.toolCallId), [
+      "call_done",
+      "call_full",
+    ]);
+  });
+});
