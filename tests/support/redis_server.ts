@@ -1,6 +1,7 @@
 /**
  * Starts a throwaway redis-server from PATH on a free loopback port, without persistence, with
- * helpers to stop, pause (SIGSTOP), resume (SIGCONT), kill and restart it.
+ * helpers to stop, pause (SIGSTOP), resume (SIGCONT), kill and restart it; optionally as a
+ * replica of another (`--replicaof`).
  *
  * @module
  */
@@ -12,6 +13,8 @@ export interface RedisServerOptions {
   port?: number;
   /** Start in cluster mode and assign every slot to this one node. @default false */
   cluster?: boolean;
+  /** Start as a replica of the redis-server on this loopback port (`--replicaof`). */
+  replicaOf?: number;
 }
 
 /** A running redis-server. */
@@ -72,7 +75,13 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
         dir,
         "--loglevel",
         "warning",
+        // A replica gets its first sync at once instead of after the 5 s default.
+        "--repl-diskless-sync-delay",
+        "0",
       ];
+      if (options.replicaOf !== undefined) {
+        args.push("--replicaof", "127.0.0.1", String(options.replicaOf));
+      }
       if (cluster) {
         args.push(
           "--cluster-enabled",

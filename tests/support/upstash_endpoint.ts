@@ -12,6 +12,11 @@
  * (`EVALSHA`, `EVALSHA_RO`, `SCRIPT EXISTS`, and the answer of `SCRIPT LOAD`). Its log records
  * commands as the client sent them.
  *
+ * Every request goes through one connection to redis-server, written in order. So `WAIT` covers
+ * every write made through the endpoint before it, from any client, as `WAIT` does on Upstash
+ * (there it covers writes from other connections too); while it blocks, later requests wait.
+ * `connectTo` points the endpoint at another redis-server, as after a failover.
+ *
  * It is a raw HTTP/1.1 server over `Deno.listen`, because dropping a response mid-request needs
  * control of the socket that `Deno.serve` does not give.
  *
@@ -70,6 +75,11 @@ export interface UpstashEndpoint {
   dropNext(count: number): void;
   /** Delays every answer by `ms` (after the command ran) until set back to 0. */
   setDelay(ms: number): void;
+  /**
+   * Points the endpoint at another redis-server (as after a failover): closes its connection;
+   * the next request connects with `connectRedis`.
+   */
+  connectTo(connectRedis: () => Promise<RespConnection>): Promise<void>;
   /** Stops listening, closes client connections and the redis connection. */
   stop(): Promise<void>;
 }
@@ -148,6 +158,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
   let failing: { count: number; status: number } = { count: 0, status: 503 };
   let dropping = 0;
   let delayMs = 0;
+  let connectRedis = options.connectRedis;
   let redis: RespConnection | undefined;
   let connecting: Promise<RespConnection> | undefined;
   let stopped = false;
@@ -195,7 +206,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
 
   const getRedis = async (): Promise<RespConnection> => {
     if (redis !== undefined && !redis.closed) return redis;
-    connecting ??= options.connectRedis().finally(() => (connecting = undefined));
+    connecting ??= connectRedis().finally(() => (connecting = undefined));
     redis = await connecting;
     return redis;
   };
@@ -359,6 +370,12 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
     },
     setDelay(ms) {
       delayMs = ms;
+    },
+    async connectTo(connect) {
+      connectRedis = connect;
+      const old = redis ?? await connecting?.catch(() => undefined);
+      redis = undefined;
+      await old?.close();
     },
     async stop() {
       if (stopped) return;

@@ -19,4 +19,9 @@
  * @module
  */
 export { RedisStoreError } from "./errors.ts";
-export { type UpstashRedisClient, UpstashStore, type UpstashStoreOptions } from "./store.ts";
+export {
+  type UpstashDurability,
+  type UpstashRedisClient,
+  UpstashStore,
+  type UpstashStoreOptions,
+} from "./store.ts";

@@ -55,6 +55,25 @@ export interface UpstashRedisClient {
   evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown>;
   /** `EVAL script numkeys ...keys ...args`. */
   eval(script: string, keys: string[], args: string[]): Promise<unknown>;
+  /**
+   * Any command (`@upstash/redis` 1.34.4 and later); used only for `WAIT`, and only with the
+   * store's `durability` option.
+   */
+  exec?(args: [string, ...string[]]): Promise<unknown>;
+}
+
+/**
+ * `durability` of {@linkcode UpstashStoreOptions}: how many replicas must hold a begun record
+ * before the tool may run.
+ */
+export interface UpstashDurability {
+  /** Replicas that must confirm the begin (`WAIT`'s first argument): a positive integer. */
+  replicas: number;
+  /**
+   * How long to wait for them, in ms (`WAIT`'s second): a positive integer, less than the
+   * store's `timeoutMs`.
+   */
+  timeoutMs: number;
 }
 
 /**
@@ -107,6 +126,21 @@ export interface UpstashStoreOptions {
    * @default false
    */
   keyLocking?: boolean;
+  /**
+   * Makes a begin durable before the tool runs: after a begin that answered OK (the record was
+   * created, or a resent begin of the same attempt found it), the store sends `WAIT replicas
+   * timeoutMs`, and throws STORE_UNAVAILABLE when fewer replicas confirmed in time. Replication
+   * is asynchronous on Upstash (and on Redis): without it, a failover right after a begin can
+   * promote a replica that never got the record, and a retry of the same tool call then begins
+   * again and the tool runs twice. With it, such a begin fails closed instead (the record stays
+   * on the old primary, PROJECTING, and the tool does not run).
+   *
+   * Costs one more request per begin (a script cannot call `WAIT`, and `@upstash/redis` has no
+   * way to put an arbitrary command in the begin's `/pipeline`), plus the replicas' round trip.
+   * Needs `redis.exec` (`@upstash/redis` 1.34.4 or later).
+   * @default undefined (no wait)
+   */
+  durability?: UpstashDurability;
 }
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -289,14 +323,19 @@ export class UpstashStore implements Store {
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #keyLocking: boolean;
+  readonly #durability: UpstashDurability | undefined;
 
   /**
    * Creates a store over an `@upstash/redis` client.
    *
-   * @param options The client, a key prefix, the per-operation time bound and key locking.
+   * @param options The client, a key prefix, the per-operation time bound, key locking and
+   *   durability.
    * @throws {TypeError} When `redis` lacks `eval`/`evalsha` or `prefix` is not allowed.
    * @throws {RangeError} When `timeoutMs` is not a positive number.
    * @throws {TypeError} When `keyLocking` is given and not a boolean.
+   * @throws {RangeError} When `durability` is not `{ replicas, timeoutMs }` of positive integers
+   *   with `durability.timeoutMs` below `timeoutMs`.
+   * @throws {TypeError} When `durability` is given and `redis` lacks `exec`.
    */
   constructor(options: UpstashStoreOptions) {
     const redis = options?.redis;
@@ -319,10 +358,29 @@ export class UpstashStore implements Store {
     if (typeof keyLocking !== "boolean") {
       throw new TypeError("Cannot create UpstashStore: keyLocking must be a boolean");
     }
+    const durability = options.durability;
+    if (durability !== undefined) {
+      const { replicas, timeoutMs: waitMs } = (durability ?? {}) as Partial<UpstashDurability>;
+      const positive = (n: unknown) => Number.isSafeInteger(n) && (n as number) > 0;
+      if (!positive(replicas) || !positive(waitMs) || (waitMs as number) >= timeoutMs) {
+        throw new RangeError(
+          "Invalid durability: expected { replicas, timeoutMs } of positive integers, " +
+            "timeoutMs below the store's timeoutMs",
+        );
+      }
+      if (typeof redis.exec !== "function") {
+        throw new TypeError(
+          "Cannot create UpstashStore: durability needs options.redis.exec (@upstash/redis 1.34.4+)",
+        );
+      }
+    }
     this.#redis = redis;
     this.#prefix = prefix;
     this.#timeoutMs = timeoutMs;
     this.#keyLocking = keyLocking;
+    this.#durability = durability === undefined
+      ? undefined
+      : Object.freeze({ replicas: durability.replicas, timeoutMs: durability.timeoutMs });
   }
 
   /** The key prefix in use. */
@@ -404,6 +462,10 @@ export class UpstashStore implements Store {
         String(request.now),
         String(expiresAt),
       ],
+      // Before the tool may run, the replicas hold the record (a refusal wrote nothing).
+      this.#durability === undefined
+        ? undefined
+        : (reply) => (replyStatus(reply) === "OK" ? this.#confirmReplicas() : undefined),
     );
     const status = replyStatus(reply);
     if (status !== "OK") return refuse(status);
@@ -560,8 +622,34 @@ export class UpstashStore implements Store {
     }
   }
 
-  /** One script, one round trip: EVALSHA, then EVAL only when Redis lost the script. */
-  async #call(script: LuaScript, keys: string[], args: string[]): Promise<Reply> {
+  /**
+   * `WAIT replicas timeoutMs` (the durability option): throws when fewer replicas confirmed.
+   * On Upstash `WAIT` covers every write made before it, from any connection, so it covers the
+   * begin that came in a request of its own.
+   */
+  async #confirmReplicas(): Promise<void> {
+    const { replicas, timeoutMs } = this.#durability!;
+    const answer = await this.#redis.exec!(["WAIT", String(replicas), String(timeoutMs)]);
+    const confirmed = typeof answer === "string" ? Number(answer) : answer;
+    if (typeof confirmed !== "number" || !Number.isSafeInteger(confirmed)) throw unreadable();
+    if (confirmed < replicas) {
+      throw new RedisStoreError(
+        "DurabilityError",
+        `${confirmed} of ${replicas} replicas confirmed the begin within ${timeoutMs} ms`,
+      );
+    }
+  }
+
+  /**
+   * One script, one round trip: EVALSHA, then EVAL only when Redis lost the script. `then`
+   * runs on the decoded reply within the same time bound.
+   */
+  async #call(
+    script: LuaScript,
+    keys: string[],
+    args: string[],
+    then?: (reply: Reply) => Promise<void> | undefined,
+  ): Promise<Reply> {
     const attempt = async (): Promise<Reply> => {
       const sent = (await scriptsFor(this.#keyLocking)).get(script)!;
       let reply: unknown;
@@ -571,7 +659,9 @@ export class UpstashStore implements Store {
         if (!isNoScript(error)) throw error;
         reply = await this.#redis.eval(sent.source, keys, args);
       }
-      return decodeReply(reply);
+      const decoded = decodeReply(reply);
+      await then?.(decoded);
+      return decoded;
     };
     try {
       if (this.#timeoutMs > MAX_TIMER_MS) return await attempt();
