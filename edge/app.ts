@@ -32,6 +32,19 @@ export interface EdgeConfig {
 /** How an entry point makes its runtime's `@upstash/redis` client from the credentials. */
 export type RedisFactory = (url: string, token: string) => UpstashRedisClient;
 
+/**
+ * What every entry point gives its `@upstash/redis` client besides the credentials.
+ *
+ * Auto-pipelining off: with it on (the client's default) calls made in the same tick share one
+ * `/pipeline` request, and when their sum passes Upstash's max request size (10 MB on the free
+ * and pay-as-you-go plans) Upstash refuses the whole request, so every call in it fails, also
+ * those that would fit alone (eight concurrent 1 MiB completes and a small begin: none
+ * succeed). Each store operation is one request of its own instead.
+ */
+export const REDIS_CLIENT_OPTIONS: { readonly enableAutoPipelining: false } = Object.freeze({
+  enableAutoPipelining: false,
+});
+
 /** The app and what it was built with. */
 export interface EdgeApp {
   /** The Hono app. */

@@ -8,11 +8,14 @@
  * @module
  */
 import { Redis } from "@upstash/redis";
-import { buildEdgeApp } from "./app.ts";
+import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
 
 declare const process: { env: Record<string, string | undefined> };
 
-const { app, store } = buildEdgeApp(process.env, (url, token) => new Redis({ url, token }));
+const { app, store } = buildEdgeApp(
+  process.env,
+  (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
+);
 const port = Number(process.env.PORT ?? 3000);
 const hostname = process.env.HOST ?? "0.0.0.0";
 console.log(`tool-boundary: ${store} store, listening on http://${hostname}:${port}`);

@@ -9,7 +9,7 @@
  * @module
  */
 import { Redis } from "@upstash/redis/cloudflare";
-import { buildEdgeApp, type EdgeApp, type EdgeConfig } from "./app.ts";
+import { buildEdgeApp, type EdgeApp, type EdgeConfig, REDIS_CLIENT_OPTIONS } from "./app.ts";
 
 let built: EdgeApp | undefined;
 
@@ -18,7 +18,10 @@ export default {
   fetch(request: Request, env: EdgeConfig, ctx: unknown): Response | Promise<Response> {
     if (built === undefined) {
       try {
-        built = buildEdgeApp(env, (url, token) => new Redis({ url, token }));
+        built = buildEdgeApp(
+          env,
+          (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
+        );
       } catch (error) {
         // Fail closed on every request until the bindings are fixed; say why in the log only.
         console.error(error instanceof Error ? error.message : error);

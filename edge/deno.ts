@@ -7,9 +7,12 @@
  * @module
  */
 import { Redis } from "@upstash/redis";
-import { buildEdgeApp } from "./app.ts";
+import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
 
-const { app, store } = buildEdgeApp(Deno.env.toObject(), (url, token) => new Redis({ url, token }));
+const { app, store } = buildEdgeApp(
+  Deno.env.toObject(),
+  (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
+);
 console.log(`tool-boundary: ${store} store`);
 
 /** The `deno serve` handler. */

@@ -8,7 +8,7 @@
  * @module
  */
 import { Redis } from "@upstash/redis";
-import { buildEdgeApp } from "./app.ts";
+import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
 import { TOOLS } from "./tools.ts";
 
 const generated = () => `dev-${crypto.randomUUID().replaceAll("-", "")}`;
@@ -17,7 +17,7 @@ const agentToken = env.AGENT_TOKEN || generated();
 const harnessToken = env.HARNESS_TOKEN || generated();
 const { app, store } = buildEdgeApp(
   { ...env, AGENT_TOKEN: agentToken, HARNESS_TOKEN: harnessToken },
-  (url, token) => new Redis({ url, token }),
+  (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
 );
 
 Deno.serve({
