@@ -10,7 +10,8 @@
  * import { ToolBoundary } from "@tool-boundary/core";
  * import { UpstashStore } from "@tool-boundary/core/upstash";
  *
- * const store = new UpstashStore({ redis: Redis.fromEnv(), prefix: "agents", timeoutMs: 5_000 });
+ * const redis = Redis.fromEnv({ enableAutoPipelining: false });
+ * const store = new UpstashStore({ redis, prefix: "agents", timeoutMs: 5_000 });
  * const boundary = new ToolBoundary({ store, tools: [] });
  * const run = await boundary.startRun({ ttlMs: 60_000, budget: { calls: 10 } });
  * console.log(await boundary.endRun(run)); // []

@@ -93,7 +93,12 @@ export interface UpstashDurability {
  * ```
  */
 export interface UpstashStoreOptions {
-  /** The client, e.g. `Redis.fromEnv()`. Only `eval` and `evalsha` are used. */
+  /**
+   * The client, e.g. `Redis.fromEnv({ enableAutoPipelining: false })`. Only `eval` and `evalsha`
+   * are used (and `exec`, for `durability`). Turn the client's auto-pipelining off: with it on
+   * (its default) calls made in the same tick share one `/pipeline` request, and Upstash refuses
+   * a request over its max request size (10 MB) as a whole, failing every call in it.
+   */
   redis: UpstashRedisClient;
   /**
    * Prepended to every key: `<prefix>:{<runId>}:run`, `<prefix>:{<runId>}:call:<toolCallId>`,
@@ -314,7 +319,8 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  * import { UpstashStore } from "@tool-boundary/core/upstash";
  *
  * // Reads UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN.
- * const store = new UpstashStore({ redis: Redis.fromEnv(), prefix: "my-app" });
+ * const redis = Redis.fromEnv({ enableAutoPipelining: false });
+ * const store = new UpstashStore({ redis, prefix: "my-app" });
  * const boundary = new ToolBoundary({ store, tools: [] });
  * ```
  */
