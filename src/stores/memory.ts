@@ -16,7 +16,6 @@ import { isErrorCode } from "../core/errors.ts";
 import {
   checkBeginRequest,
   checkEpochMs,
-  checkPerTool,
   checkReadFactsRequest,
   checkStartRunRequest,
   ownBudget,
@@ -137,10 +136,8 @@ export class MemoryStore implements Store {
       deadline: request.deadline,
       startedAt: request.now,
       endedAt: null,
-      budget: {
-        calls: request.budget.calls,
-        perTool: checkPerTool("perTool", request.budget.perTool),
-      },
+      // Spread copies own properties as own properties, `__proto__` included.
+      budget: { calls: request.budget.calls, perTool: { ...request.budget.perTool } },
       used: { calls: 0, perTool: {} },
     };
     const expiresAt = now + request.ttlMs;
