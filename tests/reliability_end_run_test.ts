@@ -71,75 +71,84 @@ async function storeRun(store: Store, clock: () => number) {
   };
 }
 
-onBothStores("a call in flight when the run ends is recorded when it completes, and every later endRun returns the facts of the first", async ({ store, clock }) => {
-  const run = await storeRun(store, clock);
-  await run.begin("call_done");
-  checkEqual(f, (await run.complete("call_done")).ok, true, "completed before the end");
-  await run.begin("call_late");
-  await run.begin("call_late_error");
-  const first = await run.end();
-  checkEqual(f, first?.toolCallIds, ["call_done"], "the first end: what had completed");
+onBothStores(
+  "a call in flight when the run ends is recorded when it completes, and every later endRun returns the facts of the first",
+  async ({ store, clock }) => {
+    const run = await storeRun(store, clock);
+    await run.begin("call_done");
+    checkEqual(f, (await run.complete("call_done")).ok, true, "completed before the end");
+    await run.begin("call_late");
+    await run.begin("call_late_error");
+    const first = await run.end();
+    checkEqual(f, first?.toolCallIds, ["call_done"], "the first end: what had completed");
 
-  const late = await run.complete("call_late");
-  checkEqual(f, late.ok && late.record.status, "READY", "the late call's complete succeeds");
-  const lateError = await run.complete("call_late_error", FAILED);
-  checkEqual(f, lateError.ok && lateError.record.status, "ERROR", "and records an ERROR too");
-  checkEqual(f, (await store.get(run.runId, "call_late"))?.status, "READY", "recorded");
+    const late = await run.complete("call_late");
+    checkEqual(f, late.ok && late.record.status, "READY", "the late call's complete succeeds");
+    const lateError = await run.complete("call_late_error", FAILED);
+    checkEqual(f, lateError.ok && lateError.record.status, "ERROR", "and records an ERROR too");
+    checkEqual(f, (await store.get(run.runId, "call_late"))?.status, "READY", "recorded");
 
-  for (let i = 0; i < 3; i++) {
-    f.cases++;
-    const again = await run.end();
-    checkEqual(f, again?.toolCallIds, ["call_done"], `end #${i + 2}: the same IDs`);
-    checkEqual(f, again?.run, first?.run, `end #${i + 2}: the same run (endedAt of the first)`);
-  }
-});
-
-onBothStores("a run ended before any call completed still lists none after its calls complete", async ({ store, clock }) => {
-  const run = await storeRun(store, clock);
-  await run.begin("call_1");
-  checkEqual(f, (await run.end())?.toolCallIds, [], "nothing had completed");
-  checkEqual(f, (await run.complete("call_1")).ok, true, "the late complete succeeds");
-  checkEqual(f, (await run.end())?.toolCallIds, [], "still nothing");
-  f.cases++;
-});
-
-onBothStores("every endRun returns the calls completed before the first, in completion order, whatever the interleaving (generated)", async ({ store, clock, name }) => {
-  // Each step: begin a new call, complete one in flight, or end the run.
-  const step = fc.oneof(
-    fc.constant({ t: "begin" as const }),
-    fc.record({ t: fc.constant("complete" as const), pick: fc.nat(), ok: fc.boolean() }),
-    fc.constant({ t: "end" as const }),
-  );
-  await fc.assert(
-    fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), async (steps) => {
+    for (let i = 0; i < 3; i++) {
       f.cases++;
-      f.steps += steps.length;
-      const run = await storeRun(store, clock);
-      const inFlight: string[] = [];
-      const completed: string[] = [];
-      let fixed: string[] | null = null;
-      let n = 0;
-      for (const s of steps) {
-        if (s.t === "begin") {
-          const id = `call_${n++}`;
-          await run.begin(id, fixed === null ? "ok" : "RUN_INACTIVE");
-          if (fixed === null) inFlight.push(id);
-        } else if (s.t === "complete" && inFlight.length > 0) {
-          const [id] = inFlight.splice(s.pick % inFlight.length, 1);
-          const done = await run.complete(id!, s.ok ? READY : FAILED);
-          checkEqual(f, done.ok, true, `${id} completes, before or after the end`);
-          completed.push(id!);
-        } else if (s.t === "end") {
-          fixed ??= [...completed];
-          checkEqual(f, (await run.end())?.toolCallIds, fixed, "the facts of the first end");
+      const again = await run.end();
+      checkEqual(f, again?.toolCallIds, ["call_done"], `end #${i + 2}: the same IDs`);
+      checkEqual(f, again?.run, first?.run, `end #${i + 2}: the same run (endedAt of the first)`);
+    }
+  },
+);
+
+onBothStores(
+  "a run ended before any call completed still lists none after its calls complete",
+  async ({ store, clock }) => {
+    const run = await storeRun(store, clock);
+    await run.begin("call_1");
+    checkEqual(f, (await run.end())?.toolCallIds, [], "nothing had completed");
+    checkEqual(f, (await run.complete("call_1")).ok, true, "the late complete succeeds");
+    checkEqual(f, (await run.end())?.toolCallIds, [], "still nothing");
+    f.cases++;
+  },
+);
+
+onBothStores(
+  "every endRun returns the calls completed before the first, in completion order, whatever the interleaving (generated)",
+  async ({ store, clock, name }) => {
+    // Each step: begin a new call, complete one in flight, or end the run.
+    const step = fc.oneof(
+      fc.constant({ t: "begin" as const }),
+      fc.record({ t: fc.constant("complete" as const), pick: fc.nat(), ok: fc.boolean() }),
+      fc.constant({ t: "end" as const }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), async (steps) => {
+        f.cases++;
+        f.steps += steps.length;
+        const run = await storeRun(store, clock);
+        const inFlight: string[] = [];
+        const completed: string[] = [];
+        let fixed: string[] | null = null;
+        let n = 0;
+        for (const s of steps) {
+          if (s.t === "begin") {
+            const id = `call_${n++}`;
+            await run.begin(id, fixed === null ? "ok" : "RUN_INACTIVE");
+            if (fixed === null) inFlight.push(id);
+          } else if (s.t === "complete" && inFlight.length > 0) {
+            const [id] = inFlight.splice(s.pick % inFlight.length, 1);
+            const done = await run.complete(id!, s.ok ? READY : FAILED);
+            checkEqual(f, done.ok, true, `${id} completes, before or after the end`);
+            completed.push(id!);
+          } else if (s.t === "end") {
+            fixed ??= [...completed];
+            checkEqual(f, (await run.end())?.toolCallIds, fixed, "the facts of the first end");
+          }
         }
-      }
-      const last = await run.end();
-      checkEqual(f, last?.toolCallIds, fixed ?? completed, "a final end agrees");
-    }),
-    { numRuns: name === "MemoryStore" ? 300 : 15 },
-  );
-});
+        const last = await run.end();
+        checkEqual(f, last?.toolCallIds, fixed ?? completed, "a final end agrees");
+      }),
+      { numRuns: name === "MemoryStore" ? 300 : 15 },
+    );
+  },
+);
 
 /** A tool that waits, once started, until released. */
 function heldTool() {
@@ -160,45 +169,51 @@ function heldTool() {
   return { tool, running, release };
 }
 
-onBothStores("through the boundary, a tool still running when the run ends completes READY, and endRun again returns the first facts", async ({ store, clock }) => {
-  const held = heldTool();
-  const boundary = new ToolBoundary({ store, clock, tools: [held.tool, namedTool("quick")] });
-  const run = await boundary.startRun({ ttlMs: 60_000 });
-  const call = (toolCallId: string, toolName: string) =>
-    boundary.invoke(run, { toolCallId, runId: run.runId, toolName, input: {} });
-  checkEqual(f, (await call("call_quick", "quick")).status, "READY", "a call before the end");
-  const pending = call("call_held", "held");
-  await held.running;
-  const first = await boundary.endRunReport(run.runId);
-  checkEqual(f, first.facts.map((fact) => fact.toolCallId), ["call_quick"], "first end");
-  held.release();
-  checkEqual(f, (await pending).status, "READY", "the call in flight still gets its result");
-  checkEqual(f, (await boundary.inspect(run.runId, "call_held"))?.status, "READY", "recorded");
-  checkEqual(f, await boundary.endRunReport(run.runId), first, "a later end: the same facts");
-  checkEqual(f, await boundary.endRunReport(run), first, "through the context too");
-  f.cases++;
-});
+onBothStores(
+  "through the boundary, a tool still running when the run ends completes READY, and endRun again returns the first facts",
+  async ({ store, clock }) => {
+    const held = heldTool();
+    const boundary = new ToolBoundary({ store, clock, tools: [held.tool, namedTool("quick")] });
+    const run = await boundary.startRun({ ttlMs: 60_000 });
+    const call = (toolCallId: string, toolName: string) =>
+      boundary.invoke(run, { toolCallId, runId: run.runId, toolName, input: {} });
+    checkEqual(f, (await call("call_quick", "quick")).status, "READY", "a call before the end");
+    const pending = call("call_held", "held");
+    await held.running;
+    const first = await boundary.endRunReport(run.runId);
+    checkEqual(f, first.facts.map((fact) => fact.toolCallId), ["call_quick"], "first end");
+    held.release();
+    checkEqual(f, (await pending).status, "READY", "the call in flight still gets its result");
+    checkEqual(f, (await boundary.inspect(run.runId, "call_held"))?.status, "READY", "recorded");
+    checkEqual(f, await boundary.endRunReport(run.runId), first, "a later end: the same facts");
+    checkEqual(f, await boundary.endRunReport(run), first, "through the context too");
+    f.cases++;
+  },
+);
 
-onBothStores("over HTTP, ending a run twice returns the same facts after a call in flight completed", async ({ store, clock }) => {
-  const held = heldTool();
-  const boundary = new ToolBoundary({ store, clock, tools: [held.tool] });
-  const { send } = httpOver(boundary);
-  const started = await send("POST", "/v1/runs", { text: '{"ttlMs":60000}' });
-  const runId = String(started.body.runId);
-  const pending = send("POST", `/v1/runs/${runId}/tool-calls`, {
-    as: "agent",
-    text: '{"toolCallId":"call_held","toolName":"held","input":{}}',
-  });
-  await held.running;
-  const first = await send("POST", `/v1/runs/${runId}/end`);
-  checkEqual(f, [first.status, first.body], [200, { facts: [], omitted: 0 }], "first end");
-  held.release();
-  const late = await pending;
-  checkEqual(f, [late.status, late.body.status], [200, "READY"], "the late call's answer");
-  const again = await send("POST", `/v1/runs/${runId}/end`);
-  checkEqual(f, [again.status, again.body], [200, first.body], "the same facts");
-  f.cases++;
-});
+onBothStores(
+  "over HTTP, ending a run twice returns the same facts after a call in flight completed",
+  async ({ store, clock }) => {
+    const held = heldTool();
+    const boundary = new ToolBoundary({ store, clock, tools: [held.tool] });
+    const { send } = httpOver(boundary);
+    const started = await send("POST", "/v1/runs", { text: '{"ttlMs":60000}' });
+    const runId = String(started.body.runId);
+    const pending = send("POST", `/v1/runs/${runId}/tool-calls`, {
+      as: "agent",
+      text: '{"toolCallId":"call_held","toolName":"held","input":{}}',
+    });
+    await held.running;
+    const first = await send("POST", `/v1/runs/${runId}/end`);
+    checkEqual(f, [first.status, first.body], [200, { facts: [], omitted: 0 }], "first end");
+    held.release();
+    const late = await pending;
+    checkEqual(f, [late.status, late.body.status], [200, "READY"], "the late call's answer");
+    const again = await send("POST", `/v1/runs/${runId}/end`);
+    checkEqual(f, [again.status, again.body], [200, first.body], "the same facts");
+    f.cases++;
+  },
+);
 
 Deno.test("UpstashStore: a run ended before the first end was kept in the run hash lists its whole progress index", async () => {
   const fixture = await startUpstashFixture();
