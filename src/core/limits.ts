@@ -9,7 +9,8 @@
  * | budgets (`calls`, `perTool` values)         | integer, 0 to {@linkcode MAX_BUDGET}           |
  *
  * Every sum the stores form stays a safe integer (`now + ttlMs` at most 8.74e15), so each value
- * crosses to Redis as a plain integer string, which the Lua of Upstash reads exactly.
+ * crosses to Redis as a plain integer string, which the Lua of Upstash reads exactly. `-0` is
+ * refused everywhere: Redis would give it back as `0`.
  *
  * Per-tool budgets are tables keyed by tool name, and a tool may be named `__proto__` or
  * `constructor`: {@linkcode ownBudget} and {@linkcode setOwnBudget} read and write only own
@@ -30,7 +31,11 @@ export const MAX_TTL_MS = 100_000_000_000_000;
 export const MAX_BUDGET: number = Number.MAX_SAFE_INTEGER;
 
 function integerIn(name: string, value: unknown, min: number, max: number, what: string): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
+  // -0 too: Redis would give it back as 0, MemoryStore as -0.
+  if (
+    typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max ||
+    Object.is(value, -0)
+  ) {
     throw new RangeError(`Invalid ${name}: expected ${what} from ${min} to ${max}`);
   }
   return value;

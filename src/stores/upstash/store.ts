@@ -229,7 +229,7 @@ function isValidOutcome(outcome: CompleteOutcome): boolean {
  * the store never sends now, and a number past 2^53 would not be the one meant.
  */
 function intArg(value: number): string {
-  if (!Number.isSafeInteger(value)) {
+  if (!Number.isSafeInteger(value) || Object.is(value, -0)) {
     throw new RangeError("Invalid number for Redis: expected a safe integer");
   }
   return String(value);
