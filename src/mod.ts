@@ -58,7 +58,27 @@ export {
   isErrorCode,
 } from "./core/errors.ts";
 export { MAX_INPUT_ISSUES, toInputIssues } from "./core/issues.ts";
-export { isSafeRunId, isSafeToolCallId, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "./core/ids.ts";
+export {
+  isSafeRunId,
+  isSafeToolCallId,
+  isWellFormedName,
+  RUN_ID_PATTERN,
+  TOOL_CALL_ID_PATTERN,
+} from "./core/ids.ts";
+export {
+  checkBeginRequest,
+  checkBudget,
+  checkEpochMs,
+  checkPerTool,
+  checkReadFactsRequest,
+  checkStartRunRequest,
+  checkTtlMs,
+  MAX_BUDGET,
+  MAX_EPOCH_MS,
+  MAX_TTL_MS,
+  ownBudget,
+  setOwnBudget,
+} from "./core/limits.ts";
 export {
   checkJson,
   isPlainObject,
@@ -73,6 +93,7 @@ export {
   type AnyToolDefinition,
   defineTool,
   type ExecuteContext,
+  isToolName,
   type ProjectContext,
   type ProjectorOutput,
   type ToolDefinition,

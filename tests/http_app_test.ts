@@ -613,7 +613,7 @@ Deno.test("the OpenAPI document is 3.1, generated from the schemas, and matches 
     assert.equal(schema.$schema, undefined);
   }
   const toolCallProps = schemas.ToolCallBody?.properties as Record<string, { pattern?: string }>;
-  assert.equal(toolCallProps.toolCallId?.pattern, "^[A-Za-z0-9_.:-]{1,256}$");
+  assert.equal(toolCallProps.toolCallId?.pattern, "^(?!\\.+$)[A-Za-z0-9_.:-]{1,256}$");
   // Every $ref resolves.
   for (const ref of JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/(\w+)"/g)) {
     assert.ok(ref[1] !== undefined && ref[1] in schemas, ref[1]);

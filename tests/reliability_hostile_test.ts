@@ -22,8 +22,8 @@ import { checkPrototypes, checkResultSafe } from "./reliability/model.ts";
 
 const RUNS = envInt("RELIABILITY_RUNS", 500);
 const HANG_MS = 5_000;
-const TOOL_CALL_ID = /^[A-Za-z0-9_.:-]{1,256}$/;
-const RUN_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+const TOOL_CALL_ID = /^(?!\.+$)[A-Za-z0-9_.:-]{1,256}$/;
+const RUN_ID = /^(?!\.+$)[A-Za-z0-9_.-]{1,128}$/;
 const REQUEST_BYTES = 65_536; // the default
 const INPUT_DEPTH = 16;
 

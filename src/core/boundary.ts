@@ -8,10 +8,18 @@ import { MemoryStore } from "../stores/memory.ts";
 import { BoundaryError, ERROR_MESSAGES, type ErrorCode } from "./errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "./ids.ts";
 import { toInputIssues } from "./issues.ts";
+import {
+  checkBudget,
+  checkEpochMs,
+  checkPerTool,
+  checkTtlMs,
+  MAX_TTL_MS,
+  setOwnBudget,
+} from "./limits.ts";
 import { checkJson, isPlainObject, type JsonObject } from "./json.ts";
 import { rowsToFacts, validateProjection } from "./progress.ts";
 import type { CompleteOutcome, Store, StoredRecord } from "./store.ts";
-import type { AnyToolDefinition } from "./tool.ts";
+import { type AnyToolDefinition, isToolName } from "./tool.ts";
 import {
   type BoundaryResult,
   type CanonicalRecord,
@@ -98,7 +106,7 @@ export interface ToolBoundaryOptions {
   authorize?: (run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>;
   /** Receives events with internal detail, for harness logs and traces. Errors it throws are ignored. */
   observe?: (event: BoundaryEvent) => void;
-  /** Epoch ms clock. @default Date.now */
+  /** Epoch ms clock; readings are rounded down to whole milliseconds. @default Date.now */
   clock?: () => number;
 }
 
@@ -167,8 +175,10 @@ export class ToolBoundary {
    * Creates a boundary over a store and a fixed set of tools.
    *
    * @param options Store, tools, limits, TTLs, authorization, observer and clock.
-   * @throws {TypeError} When `tools` is missing, has duplicates, or `store` is not a store.
-   * @throws {RangeError} When a limit or TTL is not a positive integer.
+   * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
+   *   lone surrogate, or `store` is not a store.
+   * @throws {RangeError} When a limit is not a positive integer or a TTL is not an integer from 1
+   *   to `MAX_TTL_MS`.
    */
   constructor(options: ToolBoundaryOptions) {
     if (!options || !Array.isArray(options.tools)) {
@@ -176,6 +186,12 @@ export class ToolBoundary {
     }
     const tools = new Map<string, AnyToolDefinition>();
     for (const tool of options.tools) {
+      // A tool not made by defineTool could still carry a name the wire would change.
+      if (!isToolName(tool?.name)) {
+        throw new TypeError(
+          "Cannot create ToolBoundary: a tool name must be a non-empty string of well-formed Unicode",
+        );
+      }
       if (tools.has(tool.name)) {
         throw new TypeError(`Cannot create ToolBoundary: duplicate tool name "${tool.name}"`);
       }
@@ -194,12 +210,14 @@ export class ToolBoundary {
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
     for (const [name, value] of Object.entries(limits)) positive(`limits.${name}`, value);
     this.limits = Object.freeze(limits);
-    this.#recordTtlMs = positive("recordTtlMs", options.recordTtlMs ?? 86_400_000);
-    this.#runTtlMs = positive("runTtlMs", options.runTtlMs ?? 900_000);
+    this.#recordTtlMs = checkTtlMs("recordTtlMs", options.recordTtlMs ?? 86_400_000);
+    this.#runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? 900_000);
     this.#defaultBudget = options.defaultBudget ?? { calls: 100 };
     this.#authorize = options.authorize;
     this.#observe = options.observe;
-    this.#clock = options.clock ?? Date.now;
+    const clock = options.clock;
+    // Whole milliseconds, as every store keeps them (a fractional clock would not cross to Redis).
+    this.#clock = clock === undefined ? Date.now : () => Math.floor(clock());
   }
 
   /** The tools, by name. */
@@ -215,31 +233,40 @@ export class ToolBoundary {
    * @returns The immutable run context to pass to every call.
    * @throws {BoundaryError} INVALID_RUN_ID, RUN_ALREADY_EXISTS, DEADLINE_EXCEEDED (a deadline
    *   not in the future) or STORE_UNAVAILABLE.
-   * @throws {RangeError} When a budget is not a positive integer.
+   * @throws {RangeError} When the deadline is not an integer epoch ms up to `MAX_EPOCH_MS`,
+   *   `ttlMs` not an integer from 1 to `MAX_TTL_MS`, `budget.calls` not an integer from 1 to
+   *   `MAX_BUDGET`, or a `budget.perTool` key not well-formed Unicode or its value not an integer
+   *   from 0 to `MAX_BUDGET` (see `./limits.ts`).
    */
   async startRun(options: StartRunOptions = {}): Promise<RunContext> {
     const runId = options.runId ?? crypto.randomUUID();
     if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-    const now = this.#clock();
-    const deadline = options.deadline !== undefined
-      ? Number(options.deadline)
-      : now + positive("ttlMs", options.ttlMs ?? this.#runTtlMs);
-    if (!Number.isFinite(deadline) || deadline <= now) throw new BoundaryError("DEADLINE_EXCEEDED");
+    const now = checkEpochMs("clock()", this.#clock());
+    let deadline: number;
+    if (options.deadline !== undefined) {
+      deadline = Number(options.deadline);
+      if (deadline <= now) throw new BoundaryError("DEADLINE_EXCEEDED");
+      checkEpochMs("deadline", deadline);
+    } else {
+      deadline = now + checkTtlMs("ttlMs", options.ttlMs ?? this.#runTtlMs);
+      checkEpochMs("deadline (now + ttlMs)", deadline);
+    }
     const budget = options.budget ?? this.#defaultBudget;
+    const calls = checkBudget("budget.calls", budget?.calls, 1);
     const perTool: Record<string, number> = {};
     for (const tool of this.#tools.values()) {
-      if (tool.budget !== undefined) perTool[tool.name] = tool.budget;
+      if (tool.budget !== undefined) {
+        setOwnBudget(perTool, tool.name, checkBudget(`budget of ${tool.name}`, tool.budget));
+      }
     }
-    for (const [name, limit] of Object.entries(budget.perTool ?? {})) {
-      perTool[name] = positive(`budget.perTool.${name}`, limit, 0);
-    }
-    const calls = positive("budget.calls", budget.calls);
+    if (budget.perTool !== undefined) checkPerTool("budget.perTool", budget.perTool, perTool);
     const outcome = await this.#storeCall(() =>
       this.store.startRun({
         runId,
         deadline,
         budget: { calls, perTool },
-        ttlMs: Math.ceil(deadline - now) + this.#recordTtlMs,
+        // The run outlives its deadline by a record's TTL, within the one TTL range.
+        ttlMs: Math.min(deadline - now + this.#recordTtlMs, MAX_TTL_MS),
         attemptId: crypto.randomUUID(),
         now,
       })

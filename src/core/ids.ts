@@ -7,14 +7,22 @@
  * tags), slashes, quotes and everything else. Run IDs are stricter (no colon), because the run ID
  * sits inside every storage key.
  *
+ * Neither may be made of dots only: IDs travel in URL paths (`/v1/runs/{runId}/...`), where URL
+ * parsing removes the segments `.` and `..` (also written `%2E`), so such an ID would name another
+ * route. Refusing them where runs and records are created (the boundary, both stores, the HTTP
+ * app) means no run or record ever has one.
+ *
  * @module
  */
 
-/** Tool call IDs: 1 to 256 of `A-Z a-z 0-9 _ - . :`. */
-export const TOOL_CALL_ID_PATTERN: RegExp = /^[A-Za-z0-9_.:-]{1,256}$/;
+/** Tool call IDs: 1 to 256 of `A-Z a-z 0-9 _ - . :`, not dots only. */
+export const TOOL_CALL_ID_PATTERN: RegExp = /^(?!\.+$)[A-Za-z0-9_.:-]{1,256}$/;
 
-/** Run IDs: 1 to 128 of `A-Z a-z 0-9 _ - .`. */
-export const RUN_ID_PATTERN: RegExp = /^[A-Za-z0-9_.-]{1,128}$/;
+/** Run IDs: 1 to 128 of `A-Z a-z 0-9 _ - .`, not dots only. */
+export const RUN_ID_PATTERN: RegExp = /^(?!\.+$)[A-Za-z0-9_.-]{1,128}$/;
+
+/** A UTF-16 code unit that is half of a pair with its other half missing. */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * Tells whether a value is an acceptable tool call ID, exactly as given (no trimming).
@@ -46,4 +54,25 @@ export function isSafeToolCallId(value: unknown): value is string {
  */
 export function isSafeRunId(value: unknown): value is string {
   return typeof value === "string" && RUN_ID_PATTERN.test(value);
+}
+
+/**
+ * Tells whether a value is a string of well-formed Unicode: no lone surrogate. A tool name must be
+ * one, because on the wire (JSON to Redis, UTF-8 over HTTP) a lone surrogate becomes U+FFFD, and
+ * two tools' names, and so their budgets, would become one.
+ *
+ * @param value Anything.
+ * @returns `true` when `value` is a string without lone surrogates (the empty string included).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isWellFormedName } from "@tool-boundary/core";
+ * assert.equal(isWellFormedName("search_logs"), true);
+ * assert.equal(isWellFormedName("emoji \u{1F600}"), true);
+ * assert.equal(isWellFormedName("half \ud83d"), false);
+ * ```
+ */
+export function isWellFormedName(value: unknown): value is string {
+  return typeof value === "string" && !LONE_SURROGATE.test(value);
 }

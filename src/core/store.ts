@@ -15,6 +15,16 @@
  * transport may resend a request (HTTP retries) must treat a repeat of the same attempt as the
  * same operation, neither a duplicate of itself nor a second use of a budget.
  *
+ * Every store accepts the same values, checked before anything is written or sent (with
+ * `checkStartRunRequest`, `checkBeginRequest`, `checkEpochMs` and `checkReadFactsRequest` from
+ * `./limits.ts`): `startRun` and `begin` refuse a run ID or tool call ID outside the allow-lists
+ * with INVALID_RUN_ID / INVALID_TOOL_CALL_ID, and a method rejects with a `RangeError` a deadline
+ * or `now` that is not an integer epoch ms from 0 to `MAX_EPOCH_MS`, a TTL that is not an integer
+ * from 1 to `MAX_TTL_MS`, a budget that is not an integer from 0 to `MAX_BUDGET`, a tool name (in
+ * `begin` or as a `perTool` key) with a lone surrogate, or a fact cap that is neither a safe
+ * integer nor `Infinity`. Per-tool tables are read and written as own properties only:
+ * `__proto__`, `constructor` and `toString` are tool names like any other.
+ *
  * @module
  */
 import type { ErrorCode } from "./errors.ts";
@@ -224,6 +234,10 @@ export interface Store {
   /**
    * Marks the run ENDED (idempotent) and returns its progress index: the tool call IDs of its
    * completed calls in completion order. RUN_NOT_FOUND when absent.
+   *
+   * The first endRun fixes the facts: a call still in flight then is recorded when it completes
+   * (its complete succeeds and its record ends READY or ERROR), but every later endRun returns
+   * exactly the tool call IDs the first returned, never the late call.
    */
   endRun(
     request: EndRunRequest,

@@ -4,6 +4,7 @@
  * @module
  */
 import type * as v from "valibot";
+import { isWellFormedName } from "./ids.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import type { ProjectedEvidence, RunContext } from "./types.ts";
 
@@ -50,7 +51,7 @@ export interface ToolDefinition<
   Input extends Record<string, unknown> = JsonObject,
   Raw = JsonValue,
 > {
-  /** The name agents call it by. */
+  /** The name agents call it by: non-empty, well-formed Unicode (no lone surrogate). */
   readonly name: string;
   /** A short description for tool listings. */
   readonly description?: string;
@@ -77,7 +78,8 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  *
  * @param definition The tool: name, read-only flag, optional input schema, executor, projector.
  * @returns The same definition, frozen.
- * @throws {TypeError} When the name is empty or `execute`/`project` are not functions.
+ * @throws {TypeError} When the name is empty or holds a lone surrogate, or `execute`/`project`
+ *   are not functions.
  * @throws {RangeError} When `timeoutMs` or `budget` is not a positive integer.
  *
  * @example
@@ -102,8 +104,10 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
 export function defineTool<Input extends Record<string, unknown>, Raw>(
   definition: ToolDefinition<Input, Raw>,
 ): ToolDefinition<Input, Raw> {
-  if (typeof definition?.name !== "string" || definition.name.length === 0) {
-    throw new TypeError("Cannot define tool: name must be a non-empty string");
+  if (!isToolName(definition?.name)) {
+    throw new TypeError(
+      "Cannot define tool: name must be a non-empty string of well-formed Unicode",
+    );
   }
   if (typeof definition.readOnly !== "boolean") {
     throw new TypeError(`Cannot define tool "${definition.name}": readOnly must be a boolean`);
@@ -122,4 +126,14 @@ export function defineTool<Input extends Record<string, unknown>, Raw>(
     }
   }
   return Object.freeze({ ...definition });
+}
+
+/**
+ * Tells whether a value can name a tool: a non-empty string without lone surrogates.
+ *
+ * @param value Anything.
+ * @returns `true` for an acceptable tool name.
+ */
+export function isToolName(value: unknown): value is string {
+  return isWellFormedName(value) && value.length > 0;
 }

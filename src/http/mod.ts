@@ -54,7 +54,7 @@ import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { toInputIssues } from "../core/issues.ts";
 import type { BoundaryResult, InputIssue, Limits, RunContext } from "../core/types.ts";
 import { buildOpenApi, jsonSchemaOf, ROUTES } from "./openapi.ts";
-import { StartRunBody, ToolCallBody } from "./schemas.ts";
+import { perToolOf, StartRunBody, ToolCallBody } from "./schemas.ts";
 import {
   type AnyErrorCode,
   type ErrorStatus,
@@ -263,7 +263,9 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
         : errorResponse(c, "INVALID_REQUEST", toInputIssues(issues));
     }),
     async (c) => {
-      const body = c.req.valid("json").data;
+      const { data: body, sent } = c.req.valid("json");
+      const budget = perToolOf(sent);
+      if ("issues" in budget) return errorResponse(c, "INVALID_REQUEST", budget.issues);
       const run = await boundary.startRun({
         ...(body.runId === undefined ? {} : { runId: body.runId }),
         ...(body.deadline === undefined ? {} : {
@@ -273,7 +275,7 @@ export function createApp(options: CreateAppOptions): Hono<AppEnv> {
         ...(body.budget === undefined ? {} : {
           budget: {
             calls: body.budget.calls,
-            ...(body.budget.perTool === undefined ? {} : { perTool: body.budget.perTool }),
+            ...(budget.perTool === undefined ? {} : { perTool: budget.perTool }),
           },
         }),
       });

@@ -6,11 +6,15 @@
  */
 import * as v from "valibot";
 import { ERROR_CODES } from "../core/errors.ts";
-import { RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "../core/ids.ts";
+import { isWellFormedName, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "../core/ids.ts";
+import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS, setOwnBudget } from "../core/limits.ts";
+import type { InputIssue } from "../core/types.ts";
 import { HTTP_ERROR_CODES } from "./status.ts";
 
+// Safe integers: MAX_BUDGET is Number.MAX_SAFE_INTEGER.
 const count = (min: number) => v.pipe(v.number(), v.safeInteger(), v.minValue(min));
 const epochMs = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+const toolBudget = v.pipe(count(0), v.maxValue(MAX_BUDGET));
 const json = v.pipe(v.unknown(), v.description("Any JSON value."));
 
 /** Body of `POST /v1/runs`. */
@@ -24,20 +28,59 @@ export const StartRunBody = v.object({
   ),
   deadline: v.optional(
     v.pipe(
-      v.union([epochMs, v.pipe(v.string(), v.isoTimestamp())]),
+      v.union([v.pipe(epochMs, v.maxValue(MAX_EPOCH_MS)), v.pipe(v.string(), v.isoTimestamp())]),
       v.description("Epoch milliseconds or an ISO 8601 timestamp; wins over ttlMs."),
     ),
   ),
-  ttlMs: v.optional(v.pipe(count(1), v.description("Run length from now, in milliseconds."))),
+  ttlMs: v.optional(
+    v.pipe(
+      count(1),
+      v.maxValue(MAX_TTL_MS),
+      v.description("Run length from now, in milliseconds."),
+    ),
+  ),
   budget: v.optional(
     v.object({
       calls: v.pipe(count(1), v.description("Tool calls the run may begin in all.")),
       perTool: v.optional(
-        v.pipe(v.record(v.string(), count(0)), v.description("Calls per tool name.")),
+        v.pipe(
+          v.record(v.string(), toolBudget),
+          v.description(
+            "Calls per tool name. Every key counts, `__proto__` and `constructor` included.",
+          ),
+        ),
       ),
     }),
   ),
 });
+
+/**
+ * `budget.perTool` of a start-run body as sent. `v.record` checks the values of the keys it keeps,
+ * but drops `__proto__`, `constructor` and `prototype` (its guard against prototype pollution),
+ * and those can be tool names: every own key of the body is checked here, with the same value
+ * schema and the tool-name rule, into a table whose keys are own properties.
+ *
+ * @param sent The start-run body as sent (a JSON object).
+ * @returns The table (`undefined` when the body has none), or issues naming `budget.perTool`.
+ */
+export function perToolOf(
+  sent: Record<string, unknown>,
+): { perTool: Record<string, number> | undefined } | { issues: InputIssue[] } {
+  const table = (sent.budget as { perTool?: unknown } | undefined)?.perTool;
+  if (table === undefined) return { perTool: undefined };
+  const perTool: Record<string, number> = {};
+  for (const [name, value] of Object.entries(table as Record<string, unknown>)) {
+    if (!isWellFormedName(name)) {
+      return { issues: [{ path: "budget.perTool", expected: "well-formed Unicode tool names" }] };
+    }
+    const checked = v.safeParse(toolBudget, value);
+    if (!checked.success) {
+      return { issues: [{ path: "budget.perTool", expected: checked.issues[0].expected }] };
+    }
+    setOwnBudget(perTool, name, checked.output);
+  }
+  return { perTool };
+}
 
 /** Body of `POST /v1/runs/{runId}/tool-calls`: one tool call as the agent framework made it. */
 export const ToolCallBody = v.object({
@@ -56,7 +99,7 @@ export const ToolCallBody = v.object({
   ),
 });
 
-const budget = v.object({ calls: count(1), perTool: v.record(v.string(), count(0)) });
+const budget = v.object({ calls: count(1), perTool: v.record(v.string(), toolBudget) });
 
 /** A run context (`201` of `POST /v1/runs`). */
 export const RunContextSchema = v.object({

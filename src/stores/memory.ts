@@ -13,6 +13,14 @@
  * @module
  */
 import { isErrorCode } from "../core/errors.ts";
+import {
+  checkBeginRequest,
+  checkEpochMs,
+  checkReadFactsRequest,
+  checkStartRunRequest,
+  ownBudget,
+  setOwnBudget,
+} from "../core/limits.ts";
 import { factRowOf, projectingRecord } from "../core/records.ts";
 import type {
   BeginRequest,
@@ -42,6 +50,8 @@ interface RunEntry {
   attemptId: string;
   expiresAt: number;
   progress: string[];
+  /** How many identities of `progress` the first endRun returned: every later one returns those. */
+  ended: number | null;
   /** Every tool call ID begun in the run: a key stays used after its record expires. */
   begun: Set<string>;
 }
@@ -110,6 +120,8 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.startRun} */
   startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StoreRefusal> {
+    const refused = refusedBy(() => checkStartRunRequest(request));
+    if (refused !== null) return refused;
     const now = this.#clock();
     const existing = this.#liveRun(request.runId, now);
     if (existing !== undefined) {
@@ -124,6 +136,7 @@ export class MemoryStore implements Store {
       deadline: request.deadline,
       startedAt: request.now,
       endedAt: null,
+      // Spread copies own properties as own properties, `__proto__` included.
       budget: { calls: request.budget.calls, perTool: { ...request.budget.perTool } },
       used: { calls: 0, perTool: {} },
     };
@@ -133,6 +146,7 @@ export class MemoryStore implements Store {
       attemptId: request.attemptId,
       expiresAt,
       progress: [],
+      ended: null,
       begun: new Set(),
     });
     if (expiresAt < this.#nextExpiry) this.#nextExpiry = expiresAt;
@@ -148,6 +162,8 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.begin} */
   begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+    const refused = refusedBy(() => checkBeginRequest(request));
+    if (refused !== null) return refused;
     // One clock read per operation: every expiry check and the new record's expiry use it.
     const now = this.#clock();
     const run = this.#liveRun(request.runId, now);
@@ -162,8 +178,8 @@ export class MemoryStore implements Store {
     if (existing !== undefined || run.begun.has(request.toolCallId)) {
       return refuse("DUPLICATE_TOOL_CALL");
     }
-    const toolLimit = state.budget.perTool[request.toolName];
-    const toolUsed = state.used.perTool[request.toolName] ?? 0;
+    const toolLimit = ownBudget(state.budget.perTool, request.toolName);
+    const toolUsed = ownBudget(state.used.perTool, request.toolName) ?? 0;
     if (toolLimit !== undefined && toolUsed >= toolLimit) return refuse("TOOL_BUDGET_EXHAUSTED");
     if (state.used.calls >= state.budget.calls) return refuse("RUN_BUDGET_EXHAUSTED");
     if (this.#recordCount >= this.#maxRecords) {
@@ -180,13 +196,15 @@ export class MemoryStore implements Store {
     if (record.expiresAt < this.#nextExpiry) this.#nextExpiry = record.expiresAt;
     run.begun.add(request.toolCallId);
     state.used.calls++;
-    state.used.perTool[request.toolName] = toolUsed + 1;
+    setOwnBudget(state.used.perTool, request.toolName, toolUsed + 1);
     this.#wrote();
     return Promise.resolve({ ok: true, record: { ...record } });
   }
 
   /** {@inheritDoc Store.complete} */
   complete(request: CompleteRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+    const refused = refusedBy(() => checkNow(request.now));
+    if (refused !== null) return refused;
     const now = this.#clock();
     const record = this.#liveRecord(request.runId, request.toolCallId, now);
     if (record === undefined) return refuse("RECORD_EXPIRED");
@@ -217,17 +235,27 @@ export class MemoryStore implements Store {
   endRun(
     request: EndRunRequest,
   ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | StoreRefusal> {
+    const refused = refusedBy(() => checkNow(request.now));
+    if (refused !== null) return refused;
     const run = this.#liveRun(request.runId, this.#clock());
     if (run === undefined) return refuse("RUN_NOT_FOUND");
     if (run.state.status === "ACTIVE") {
       run.state.status = "ENDED";
       run.state.endedAt = request.now;
+      run.ended = run.progress.length;
     }
-    return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds: [...run.progress] });
+    // The first endRun fixes the facts: a call completed after it is recorded, not listed.
+    const toolCallIds = run.progress.slice(0, run.ended ?? run.progress.length);
+    return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds });
   }
 
   /** {@inheritDoc Store.readFacts} */
   readFacts(request: ReadFactsRequest): Promise<{ rows: FactRow[]; omitted: number }> {
+    try {
+      checkReadFactsRequest(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const rows: FactRow[] = [];
     let bytes = 0;
     let omitted = 0;
@@ -298,6 +326,25 @@ export class MemoryStore implements Store {
 
 function refuse(code: StoreRefusal["code"]): Promise<StoreRefusal> {
   return Promise.resolve({ ok: false, code });
+}
+
+/**
+ * Runs a request's checks: a refusal code, or the RangeError rejected as an async method's would
+ * be; `null` when the request may go on.
+ */
+function refusedBy(check: () => StoreRefusal["code"] | null): Promise<StoreRefusal> | null {
+  let code;
+  try {
+    code = check();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return code === null ? null : refuse(code);
+}
+
+function checkNow(now: number): null {
+  checkEpochMs("now", now);
+  return null;
 }
 
 function copyRun(state: RunState): RunState {

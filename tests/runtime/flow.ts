@@ -40,10 +40,16 @@ export async function wholeRun(
   const started = await send("/v1/runs", {
     method: "POST",
     headers: headers(HARNESS_TOKEN),
-    body: JSON.stringify({ ttlMs: 60_000, budget: { calls: 10 } }),
+    // Tool names that are Object.prototype keys, where `__proto__` has its setter (Bun, workerd).
+    body: '{"ttlMs":60000,"budget":{"calls":10,"perTool":{"__proto__":1,"constructor":2}}}',
   });
   assert.equal(started.status, 201);
   const run = await body(started);
+  const perTool = (run.budget as { perTool: Record<string, number> }).perTool;
+  assert.deepEqual(
+    [Object.hasOwn(perTool, "__proto__"), perTool["__proto__"], perTool["constructor"]],
+    [true, 1, 2],
+  );
   const runId = String(run.runId);
   steps.push(`start ${started.status} ${runId}`);
 

@@ -282,7 +282,11 @@ ${replyHash("KEYS[1]", RECORD_FIELDS)}
 `,
 };
 
-/** Ends a run (idempotent) and returns it with its progress index. */
+/**
+ * Ends a run (idempotent) and returns it with its progress index. The first end fixes the facts:
+ * it keeps the index's length in the run hash (`endedProgress`), and every end returns that
+ * prefix, so a call that completes after the first end is recorded (and indexed) but never listed.
+ */
 export const END_RUN: LuaScript = {
   name: "endRun",
   source: `-- endRun
@@ -292,11 +296,19 @@ export const END_RUN: LuaScript = {
 --      | ["RUN_NOT_FOUND"]
 if redis.call('EXISTS', KEYS[1]) == 0 then return ${fixed("RUN_NOT_FOUND")} end
 if redis.call('HGET', KEYS[1], 'status') == 'ACTIVE' then
-  redis.call('HSET', KEYS[1], 'status', 'ENDED', 'endedAt', ARGV[1])
+  redis.call('HSET', KEYS[1], 'status', 'ENDED', 'endedAt', ARGV[1],
+    'endedProgress', string.format('%d', redis.call('LLEN', KEYS[2])))
 end
+local kept = redis.call('HGET', KEYS[1], 'endedProgress')
 local out = redis.call('HGETALL', KEYS[1])
 local n = #out
-local ids = redis.call('LRANGE', KEYS[2], 0, -1)
+local ids = {}
+if not kept then
+  -- Ended before endedProgress existed: the whole index, as then.
+  ids = redis.call('LRANGE', KEYS[2], 0, -1)
+elseif kept ~= '0' then
+  ids = redis.call('LRANGE', KEYS[2], 0, tonumber(kept) - 1)
+end
 for i = 1, #ids do out[n + i] = ids[i] end
 table.insert(out, 1, tostring(n))
 table.insert(out, 1, 'OK')

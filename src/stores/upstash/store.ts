@@ -5,6 +5,13 @@
  */
 import { type ErrorCode, isErrorCode } from "../../core/errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../../core/ids.ts";
+import {
+  checkBeginRequest,
+  checkEpochMs,
+  checkReadFactsRequest,
+  checkStartRunRequest,
+  setOwnBudget,
+} from "../../core/limits.ts";
 import { projectingRecord } from "../../core/records.ts";
 import type {
   BeginRequest,
@@ -229,8 +236,8 @@ function toRun(items: Reply): RunState {
   for (let i = 0; i + 1 < items.length; i += 2) {
     const field = text(items[i]);
     const value = text(items[i + 1]);
-    if (field.startsWith("b:")) budget[field.slice(2)] = int(value);
-    else if (field.startsWith("u:")) used[field.slice(2)] = int(value);
+    if (field.startsWith("b:")) setOwnBudget(budget, field.slice(2), int(value));
+    else if (field.startsWith("u:")) setOwnBudget(used, field.slice(2), int(value));
     else hash.set(field, value);
   }
   const status = hash.get("status");
@@ -256,10 +263,23 @@ function isValidOutcome(outcome: CompleteOutcome): boolean {
     (outcome.rawJson === null || typeof outcome.rawJson === "string");
 }
 
-/** Lua's tonumber reads neither "Infinity" nor "NaN"; both mean "no cap", as in JS comparisons. */
+/**
+ * A number as a script's ARGV: a plain integer string. Upstash's Lua reads nothing else exactly:
+ * its `tonumber` returns nil for "1e+21", "1e308" or "5e-7", which `String()` gives for numbers
+ * the store never sends now, and a number past 2^53 would not be the one meant.
+ */
+function intArg(value: number): string {
+  if (!Number.isSafeInteger(value) || Object.is(value, -0)) {
+    throw new RangeError("Invalid number for Redis: expected a safe integer");
+  }
+  return String(value);
+}
+
+/** "No cap" as a plain integer: no count of facts or of their bytes can reach it. */
+const NO_CAP = Number.MAX_SAFE_INTEGER;
+
 function capArg(value: number): string {
-  if (Number.isFinite(value)) return String(value);
-  return value === Number.NEGATIVE_INFINITY ? "-1e308" : "1e308";
+  return intArg(value === Number.POSITIVE_INFINITY ? NO_CAP : value);
 }
 
 function refuse(code: ErrorCode): StoreRefusal {
@@ -420,17 +440,18 @@ export class UpstashStore implements Store {
 
   /** {@inheritDoc Store.startRun} */
   async startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StoreRefusal> {
-    if (!isSafeRunId(request.runId)) return refuse("INVALID_RUN_ID");
+    const invalid = checkStartRunRequest(request);
+    if (invalid !== null) return refuse(invalid);
     const args = [
       request.runId,
       request.attemptId,
-      String(request.deadline),
-      String(request.budget.calls),
-      String(request.ttlMs),
-      String(request.now),
+      intArg(request.deadline),
+      intArg(request.budget.calls),
+      intArg(request.ttlMs),
+      intArg(request.now),
     ];
     for (const [tool, limit] of Object.entries(request.budget.perTool)) {
-      args.push(tool, String(limit));
+      args.push(tool, intArg(limit));
     }
     const reply = await this.#call(START_RUN, [this.#runKey(request.runId)], args);
     const status = replyStatus(reply);
@@ -448,8 +469,8 @@ export class UpstashStore implements Store {
 
   /** {@inheritDoc Store.begin} */
   async begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
-    if (!isSafeRunId(request.runId)) return refuse("INVALID_RUN_ID");
-    if (!isSafeToolCallId(request.toolCallId)) return refuse("INVALID_TOOL_CALL_ID");
+    const invalid = checkBeginRequest(request);
+    if (invalid !== null) return refuse(invalid);
     const expiresAt = request.now + request.ttlMs;
     const reply = await this.#call(
       BEGIN,
@@ -464,9 +485,9 @@ export class UpstashStore implements Store {
         request.toolName,
         request.requestJson,
         request.attemptId,
-        String(request.ttlMs),
-        String(request.now),
-        String(expiresAt),
+        intArg(request.ttlMs),
+        intArg(request.now),
+        intArg(expiresAt),
       ],
       // Before the tool may run, the replicas hold the record (a refusal wrote nothing).
       this.#durability === undefined
@@ -487,6 +508,7 @@ export class UpstashStore implements Store {
   async complete(
     request: CompleteRequest,
   ): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+    checkEpochMs("now", request.now);
     if (!isSafeRunId(request.runId) || !isSafeToolCallId(request.toolCallId)) {
       return refuse("RECORD_EXPIRED");
     }
@@ -512,7 +534,7 @@ export class UpstashStore implements Store {
       rawJson ?? "",
       agentResultJson === null ? "0" : "1",
       agentResultJson ?? "",
-      String(request.now),
+      intArg(request.now),
     ]);
     const status = replyStatus(reply);
     if (status !== "OK") return refuse(status);
@@ -553,9 +575,10 @@ export class UpstashStore implements Store {
   async endRun(
     request: EndRunRequest,
   ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | StoreRefusal> {
+    checkEpochMs("now", request.now);
     if (!isSafeRunId(request.runId)) return refuse("RUN_NOT_FOUND");
     const keys = [this.#runKey(request.runId), this.#progressKey(request.runId)];
-    const reply = await this.#call(END_RUN, keys, [String(request.now)]);
+    const reply = await this.#call(END_RUN, keys, [intArg(request.now)]);
     const status = replyStatus(reply);
     if (status !== "OK") return refuse(status);
     return this.#parse(() => {
@@ -570,6 +593,7 @@ export class UpstashStore implements Store {
 
   /** {@inheritDoc Store.readFacts} */
   async readFacts(request: ReadFactsRequest): Promise<{ rows: FactRow[]; omitted: number }> {
+    checkReadFactsRequest(request);
     const { runId } = request;
     if (!isSafeRunId(runId)) return { rows: [], omitted: 0 };
     const recordKeys: string[] = [];

@@ -1,0 +1,246 @@
+/**
+ * The one range of every number a run is made of, and the checks that the boundary, every store
+ * and the HTTP app apply, so that no value works on one store and fails on another.
+ *
+ * | Value                                       | Accepted                                      |
+ * | ------------------------------------------- | --------------------------------------------- |
+ * | deadlines, clock readings (`now`)           | integer epoch ms, 0 to {@linkcode MAX_EPOCH_MS} |
+ * | TTLs (`ttlMs`, `recordTtlMs`, `runTtlMs`)   | integer ms, 1 to {@linkcode MAX_TTL_MS}        |
+ * | budgets (`calls`, `perTool` values)         | integer, 0 to {@linkcode MAX_BUDGET}           |
+ *
+ * Every sum the stores form stays a safe integer (`now + ttlMs` at most 8.74e15), so each value
+ * crosses to Redis as a plain integer string, which the Lua of Upstash reads exactly. `-0` is
+ * refused everywhere: Redis would give it back as `0`.
+ *
+ * Per-tool budgets are tables keyed by tool name, and a tool may be named `__proto__` or
+ * `constructor`: {@linkcode ownBudget} and {@linkcode setOwnBudget} read and write only own
+ * properties, never what `Object.prototype` holds.
+ *
+ * @module
+ */
+import { isSafeRunId, isSafeToolCallId, isWellFormedName } from "./ids.ts";
+import type { BeginRequest, ReadFactsRequest, StartRunRequest } from "./store.ts";
+
+/** The latest deadline: 8,640,000,000,000,000 ms after the epoch, the latest time a `Date` holds. */
+export const MAX_EPOCH_MS = 8_640_000_000_000_000;
+
+/** The longest TTL: 1e14 ms (about 3,169 years), so `now + ttlMs` stays a safe integer. */
+export const MAX_TTL_MS = 100_000_000_000_000;
+
+/** The largest budget: `Number.MAX_SAFE_INTEGER`, in practice no cap. */
+export const MAX_BUDGET: number = Number.MAX_SAFE_INTEGER;
+
+function integerIn(name: string, value: unknown, min: number, max: number, what: string): number {
+  // -0 too: Redis would give it back as 0, MemoryStore as -0.
+  if (
+    typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max ||
+    Object.is(value, -0)
+  ) {
+    throw new RangeError(`Invalid ${name}: expected ${what} from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/**
+ * Checks an instant: a deadline or a clock reading.
+ *
+ * @param name What the value is, for the error.
+ * @param value Anything.
+ * @returns The value, an integer epoch ms from 0 to {@linkcode MAX_EPOCH_MS}.
+ * @throws {RangeError} Otherwise.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkEpochMs } from "@tool-boundary/core";
+ * assert.equal(checkEpochMs("deadline", 1_700_000_000_000), 1_700_000_000_000);
+ * assert.throws(() => checkEpochMs("deadline", 1e21), RangeError);
+ * ```
+ */
+export function checkEpochMs(name: string, value: unknown): number {
+  return integerIn(name, value, 0, MAX_EPOCH_MS, "an integer epoch ms");
+}
+
+/**
+ * Checks a TTL.
+ *
+ * @param name What the value is, for the error.
+ * @param value Anything.
+ * @returns The value, an integer from 1 to {@linkcode MAX_TTL_MS} ms.
+ * @throws {RangeError} Otherwise.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkTtlMs } from "@tool-boundary/core";
+ * assert.equal(checkTtlMs("ttlMs", 60_000), 60_000);
+ * assert.throws(() => checkTtlMs("ttlMs", 0), RangeError);
+ * ```
+ */
+export function checkTtlMs(name: string, value: unknown): number {
+  return integerIn(name, value, 1, MAX_TTL_MS, "an integer of milliseconds");
+}
+
+/**
+ * Checks a budget.
+ *
+ * @param name What the value is, for the error.
+ * @param value Anything.
+ * @param min The least accepted. @default 0
+ * @returns The value, an integer from `min` to {@linkcode MAX_BUDGET}.
+ * @throws {RangeError} Otherwise.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkBudget } from "@tool-boundary/core";
+ * assert.equal(checkBudget("budget.calls", 20), 20);
+ * assert.throws(() => checkBudget("budget.calls", Infinity), RangeError);
+ * ```
+ */
+export function checkBudget(name: string, value: unknown, min = 0): number {
+  return integerIn(name, value, min, MAX_BUDGET, "an integer");
+}
+
+/**
+ * Reads a tool's budget (or count) from a per-tool table: its own property only, so a tool named
+ * `constructor` or `toString` never reads what `Object.prototype` holds.
+ *
+ * @param table A per-tool table.
+ * @param toolName The tool.
+ * @returns The number, or `undefined` when the table does not name the tool.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ownBudget } from "@tool-boundary/core";
+ * assert.equal(ownBudget({ search: 2 }, "search"), 2);
+ * assert.equal(ownBudget({}, "constructor"), undefined);
+ * ```
+ */
+export function ownBudget(
+  table: Readonly<Record<string, number>>,
+  toolName: string,
+): number | undefined {
+  return Object.hasOwn(table, toolName) ? table[toolName] : undefined;
+}
+
+/**
+ * Writes a tool's budget (or count) into a per-tool table as an own property. Plain assignment
+ * would run `Object.prototype`'s `__proto__` setter instead (and throws where the prototype is
+ * frozen).
+ *
+ * @param table A per-tool table.
+ * @param toolName The tool.
+ * @param value The number.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { setOwnBudget } from "@tool-boundary/core";
+ * const table: Record<string, number> = {};
+ * setOwnBudget(table, "__proto__", 3);
+ * assert.deepEqual(Object.keys(table), ["__proto__"]);
+ * ```
+ */
+export function setOwnBudget(table: Record<string, number>, toolName: string, value: number): void {
+  if (Object.hasOwn(table, toolName)) table[toolName] = value;
+  else {
+    Object.defineProperty(table, toolName, {
+      value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  }
+}
+
+/**
+ * Checks a per-tool budget table and copies it: every own key a well-formed tool name, every
+ * value a budget.
+ *
+ * @param name What the table is, for the error.
+ * @param table Anything.
+ * @param into Entries to start from (tool defaults), overridden by `table`.
+ * @returns A new table with an own property per tool.
+ * @throws {RangeError} When `table` is not an object, a key holds a lone surrogate, or a value is
+ *   not a budget.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkPerTool } from "@tool-boundary/core";
+ * const table = checkPerTool("budget.perTool", JSON.parse('{"constructor":2,"__proto__":1}'));
+ * assert.deepEqual(Object.keys(table), ["constructor", "__proto__"]);
+ * assert.throws(() => checkPerTool("budget.perTool", { "half \ud800": 1 }), RangeError);
+ * ```
+ */
+export function checkPerTool(
+  name: string,
+  table: unknown,
+  into: Record<string, number> = {},
+): Record<string, number> {
+  if (typeof table !== "object" || table === null || Array.isArray(table)) {
+    throw new RangeError(`Invalid ${name}: expected an object of budgets by tool name`);
+  }
+  for (const [toolName, value] of Object.entries(table)) {
+    if (!isWellFormedName(toolName)) {
+      throw new RangeError(`Invalid ${name}: a tool name is not well-formed Unicode`);
+    }
+    setOwnBudget(into, toolName, checkBudget(`${name} value`, value));
+  }
+  return into;
+}
+
+/**
+ * The checks every store applies to a start-run request before it writes anything.
+ *
+ * @param request The request.
+ * @returns `INVALID_RUN_ID` when the run ID is not allowed, else `null`.
+ * @throws {RangeError} When a number is out of its range or a tool name is not well-formed.
+ */
+export function checkStartRunRequest(request: StartRunRequest): "INVALID_RUN_ID" | null {
+  if (!isSafeRunId(request?.runId)) return "INVALID_RUN_ID";
+  checkEpochMs("deadline", request.deadline);
+  checkEpochMs("now", request.now);
+  checkTtlMs("ttlMs", request.ttlMs);
+  checkBudget("budget.calls", request.budget?.calls);
+  checkPerTool("budget.perTool", request.budget.perTool);
+  return null;
+}
+
+/**
+ * The checks every store applies to a begin request before it writes anything.
+ *
+ * @param request The request.
+ * @returns `INVALID_RUN_ID` or `INVALID_TOOL_CALL_ID` when an ID is not allowed, else `null`.
+ * @throws {RangeError} When a number is out of its range or the tool name is not well-formed.
+ */
+export function checkBeginRequest(
+  request: BeginRequest,
+): "INVALID_RUN_ID" | "INVALID_TOOL_CALL_ID" | null {
+  if (!isSafeRunId(request?.runId)) return "INVALID_RUN_ID";
+  if (!isSafeToolCallId(request.toolCallId)) return "INVALID_TOOL_CALL_ID";
+  if (!isWellFormedName(request.toolName)) {
+    throw new RangeError("Invalid toolName: expected a string of well-formed Unicode");
+  }
+  checkEpochMs("now", request.now);
+  checkTtlMs("ttlMs", request.ttlMs);
+  return null;
+}
+
+/**
+ * The checks every store applies to the caps of a read-facts request.
+ *
+ * @param request The request.
+ * @throws {RangeError} When `maxFacts` or `maxBytes` is neither an integer from 0 to
+ *   `Number.MAX_SAFE_INTEGER` nor `Infinity` (no cap).
+ */
+export function checkReadFactsRequest(request: ReadFactsRequest): void {
+  for (const name of ["maxFacts", "maxBytes"] as const) {
+    const value = request?.[name];
+    if (value !== Number.POSITIVE_INFINITY) {
+      integerIn(name, value, 0, Number.MAX_SAFE_INTEGER, "an integer or Infinity");
+    }
+  }
+}
