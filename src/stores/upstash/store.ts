@@ -43,11 +43,12 @@ import {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Redis } from "@upstash/redis";
  * import type { UpstashRedisClient } from "@tool-boundary/core/upstash";
  *
  * const redis: UpstashRedisClient = new Redis({ url: "https://example.upstash.io", token: "t" });
- * console.log(typeof redis.evalsha); // "function"
+ * assert.equal(typeof redis.evalsha, "function");
  * ```
  */
 export interface UpstashRedisClient {
@@ -62,15 +63,16 @@ export interface UpstashRedisClient {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Redis } from "@upstash/redis";
- * import type { UpstashStoreOptions } from "@tool-boundary/core/upstash";
+ * import { type UpstashStoreOptions, UpstashStore } from "@tool-boundary/core/upstash";
  *
  * const options: UpstashStoreOptions = {
  *   redis: new Redis({ url: "https://example.upstash.io", token: "t" }),
  *   prefix: "my-app",
  *   timeoutMs: 5_000,
  * };
- * console.log(options.prefix); // "my-app"
+ * assert.equal(new UpstashStore(options).prefix, "my-app");
  * ```
  */
 export interface UpstashStoreOptions {
@@ -274,6 +276,7 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  *
  * @example
  * ```ts ignore
+ * import assert from "node:assert/strict";
  * import { Redis } from "@upstash/redis";
  * import { ToolBoundary } from "@tool-boundary/core";
  * import { UpstashStore } from "@tool-boundary/core/upstash";
@@ -281,6 +284,7 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  * // Reads UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN.
  * const store = new UpstashStore({ redis: Redis.fromEnv(), prefix: "my-app" });
  * const boundary = new ToolBoundary({ store, tools: [] });
+ * assert.equal(boundary.store, store);
  * ```
  */
 export class UpstashStore implements Store {
