@@ -47,7 +47,8 @@ Deno.test("workerd: without tokens every request fails closed with a JSON 500", 
       assert.deepEqual(await res.json(), {
         status: "ERROR",
         code: "INTERNAL_ERROR",
-        message: "The server is not configured.",
+        message: "The server is not configured: set the AGENT_TOKEN and HARNESS_TOKEN secrets " +
+          "(for wrangler dev, in .dev.vars, see .dev.vars.example); the Worker log says more.",
       });
     }
   });
