@@ -7,9 +7,15 @@
 import assert from "node:assert/strict";
 import { ToolBoundary } from "../../core/boundary.ts";
 import type { ErrorCode } from "../../core/errors.ts";
-import { CANARY_SECRET } from "../fakes.ts";
 import type { BoundaryContext, Suite } from "./context.ts";
-import { assertError, assertSafe, endRunIndex, seedIdentities } from "./helpers.ts";
+import {
+  assertError,
+  assertRowOfRecord,
+  assertSafe,
+  endRunIndex,
+  readRows,
+  seedIdentities,
+} from "./helpers.ts";
 
 /** Registers the run progress cases that go through a `ToolBoundary`. */
 export function boundaryProgressCases(suite: Suite<BoundaryContext>): void {
@@ -51,18 +57,9 @@ export function boundaryProgressCases(suite: Suite<BoundaryContext>): void {
       await ctx.call(run, "call_p2", ctx.kit.names.throwing);
       const { toolCallIds } = await endRunIndex(ctx, run.runId);
       assert.deepEqual(toolCallIds, ["call_p1", "call_p2"], "the index holds identities only");
-      const { rows } = await ctx.store.readFacts({
-        runId: run.runId,
-        identities: toolCallIds.map((toolCallId) => ({ runId: run.runId, toolCallId })),
-        maxFacts: 10,
-        maxBytes: 100_000,
-      });
-      assert.equal(rows.length, 1);
-      const row = rows[0]!;
-      assert.ok(!JSON.stringify(row).includes(CANARY_SECRET), "no raw response in a fact row");
-      assert.equal("rawJson" in row || "requestJson" in row, false);
-      const record = await ctx.store.get(run.runId, "call_p1");
-      assert.equal(row.agentResultJson, record?.agentResultJson, "facts resolve the record itself");
+      const rows = await readRows(ctx, run.runId, toolCallIds);
+      assert.deepEqual(rows.map((row) => row.toolCallId), ["call_p1"]);
+      await assertRowOfRecord(ctx, rows[0]!);
     },
   );
 

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { ToolBoundary } from "../../core/boundary.ts";
 import type { ErrorCode } from "../../core/errors.ts";
-import type { BeginRequest, CompleteOutcome, Store } from "../../core/store.ts";
+import type { BeginRequest, CompleteOutcome, FactRow, Store } from "../../core/store.ts";
 import type { BoundaryResult } from "../../core/types.ts";
 import { CANARY_SECRET } from "../fakes.ts";
 import { type BoundaryContext, type StoreContext, SUITE_LIMITS, uniqueId } from "./context.ts";
@@ -136,6 +136,31 @@ export async function seedIdentities(
     { runId, toolCallId: "call_ready" },
   ];
   return { runId, identities };
+}
+
+/** Reads the fact rows of the given calls of one run, with caps no case reaches. */
+export async function readRows(
+  ctx: StoreContext,
+  runId: string,
+  toolCallIds: readonly string[],
+): Promise<FactRow[]> {
+  const identities = toolCallIds.map((toolCallId) => ({ runId, toolCallId }));
+  const { rows } = await ctx.store.readFacts({
+    runId,
+    identities,
+    maxFacts: 10,
+    maxBytes: 100_000,
+  });
+  return rows;
+}
+
+/** A fact row is the record's own agent result, with nothing of its raw response or request. */
+export async function assertRowOfRecord(ctx: StoreContext, row: FactRow): Promise<void> {
+  assert.ok(!JSON.stringify(row).includes(CANARY_SECRET), "no raw response in a fact row");
+  assert.equal("rawJson" in row || "requestJson" in row, false);
+  const record = await ctx.store.get(row.runId, row.toolCallId);
+  assert.equal(row.agentResultJson, record?.agentResultJson, "facts resolve the record itself");
+  assert.equal(row.updatedAt, record?.updatedAt);
 }
 
 /** Asserts an ERROR result with exactly `code`. */
