@@ -9,7 +9,12 @@
  * @module
  */
 import type { Hono } from "hono";
-import { type AnyToolDefinition, type Store, ToolBoundary } from "../src/mod.ts";
+import {
+  type AnyToolDefinition,
+  type Store,
+  ToolBoundary,
+  type ToolBoundaryOptions,
+} from "../src/mod.ts";
 import { type AppEnv, createApp } from "../src/http/mod.ts";
 import { MemoryStore } from "../src/stores/memory.ts";
 import { type UpstashRedisClient, UpstashStore } from "../src/stores/upstash/mod.ts";
@@ -59,6 +64,7 @@ export interface EdgeApp {
  * @param config Environment or bindings.
  * @param redis Makes the Redis client; used only when both Upstash variables are set.
  * @param tools The tools to serve. @default TOOLS from edge/tools.ts
+ * @param observe Receives the boundary's events (for logs); none when omitted.
  * @returns The app and the store kind.
  * @throws {Error} When AGENT_TOKEN or HARNESS_TOKEN is missing, or only one Upstash variable is set.
  */
@@ -66,6 +72,7 @@ export function buildEdgeApp(
   config: EdgeConfig,
   redis: RedisFactory,
   tools: readonly AnyToolDefinition[] = TOOLS,
+  observe?: ToolBoundaryOptions["observe"],
 ): EdgeApp {
   const agentToken = config.AGENT_TOKEN?.trim();
   const harnessToken = config.HARNESS_TOKEN?.trim();
@@ -83,7 +90,7 @@ export function buildEdgeApp(
   const store: Store = url && token
     ? new UpstashStore({ redis: redis(url, token), ...(prefix ? { prefix } : {}) })
     : new MemoryStore();
-  const boundary = new ToolBoundary({ store, tools });
+  const boundary = new ToolBoundary({ store, tools, ...(observe ? { observe } : {}) });
   return {
     app: createApp({
       boundary,

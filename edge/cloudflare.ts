@@ -3,8 +3,9 @@
  * with wrangler (wrangler.toml at the repository root builds it for you).
  *
  * Bindings: AGENT_TOKEN and HARNESS_TOKEN (secrets, required: without them every request gets a
- * 500 and the log says why); UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (optional: the
- * in-memory store lives in one isolate only, so use it for trying things out).
+ * JSON 500 that names them, and the log says why); UPSTASH_REDIS_REST_URL and
+ * UPSTASH_REDIS_REST_TOKEN (optional: the in-memory store lives in one isolate only, so use it for
+ * trying things out). `wrangler dev` reads them from `.dev.vars`: copy `.dev.vars.example`.
  *
  * @module
  */
@@ -12,6 +13,10 @@ import { Redis } from "@upstash/redis/cloudflare";
 import { buildEdgeApp, type EdgeApp, type EdgeConfig, REDIS_CLIENT_OPTIONS } from "./app.ts";
 
 let built: EdgeApp | undefined;
+
+/** Names only what to set, never a value; the exact reason goes to the log. */
+const NOT_CONFIGURED = "The server is not configured: set the AGENT_TOKEN and HARNESS_TOKEN " +
+  "secrets (for wrangler dev, in .dev.vars, see .dev.vars.example); the Worker log says more.";
 
 /** The worker. */
 export default {
@@ -29,7 +34,7 @@ export default {
           {
             status: "ERROR",
             code: "INTERNAL_ERROR",
-            message: "The server is not configured.",
+            message: NOT_CONFIGURED,
           },
           { status: 500, headers: { "Cache-Control": "no-store" } },
         );

@@ -3,13 +3,30 @@
  *
  * Tokens come from AGENT_TOKEN and HARNESS_TOKEN, or are generated for this process and printed.
  * The store is in memory unless UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set.
- * PORT picks the port (default 8787; 0 for any free one).
+ * PORT picks the port (default 8787; 0 for any free one). Each failed call is logged with its code
+ * and the error's name, never its message or any call data.
  *
  * @module
  */
 import { Redis } from "@upstash/redis";
+import type { BoundaryEvent } from "../src/mod.ts";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
 import { TOOLS } from "./tools.ts";
+
+/** One line per failed call: its code and the error's name, nothing a message could carry. */
+function logFailure(event: BoundaryEvent): void {
+  if (event.type === "call.refused") {
+    console.log(`call refused: ${event.code}${errorName(event.error)}`);
+  } else if (event.type === "call.finished" && event.code !== null) {
+    console.log(`call ${event.toolCallId} failed: ${event.code}${errorName(event.error)}`);
+  }
+}
+
+function errorName(error: unknown): string {
+  if (error === undefined) return "";
+  const name = error instanceof Error ? error.name : typeof error;
+  return ` (${/^[A-Za-z0-9_.$-]{1,64}$/.test(name) ? name : "unnamed"})`;
+}
 
 const generated = () => `dev-${crypto.randomUUID().replaceAll("-", "")}`;
 const env = Deno.env.toObject();
@@ -18,6 +35,8 @@ const harnessToken = env.HARNESS_TOKEN || generated();
 const { app, store } = buildEdgeApp(
   { ...env, AGENT_TOKEN: agentToken, HARNESS_TOKEN: harnessToken },
   (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
+  TOOLS,
+  logFailure,
 );
 
 Deno.serve({

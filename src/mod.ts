@@ -10,6 +10,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as v from "valibot";
  * import { defineTool, ToolBoundary } from "@tool-boundary/core";
  *
@@ -36,9 +37,15 @@
  *   toolName: "search_runbook",
  *   input: '{"query":"disk full"}',
  * });
- * console.log(result.status); // "READY"
+ * assert.deepEqual(result, {
+ *   status: "READY",
+ *   toolCallId: "call_abc123",
+ *   evidence: "EVIDENCE_FOUND",
+ *   scope: 'runbook search for "disk full"',
+ *   content: ["Disk full: rotate /var/log, then restart."],
+ * });
  * const facts = await boundary.endRun(run);
- * console.log(facts[0]?.kind); // "EVIDENCE"
+ * assert.deepEqual(facts.map((fact) => [fact.toolCallId, fact.kind]), [["call_abc123", "EVIDENCE"]]);
  * ```
  *
  * @module
@@ -93,6 +100,7 @@ export {
   type AnyToolDefinition,
   defineTool,
   type ExecuteContext,
+  type InputSchema,
   isToolName,
   type ProjectContext,
   type ProjectorOutput,

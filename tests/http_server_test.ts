@@ -45,7 +45,7 @@ Deno.test("deno serve edge/deno.ts refuses to start without both tokens", async 
   assert.doesNotMatch(child.output(), /Listening/);
 });
 
-Deno.test("the dev server binds to loopback, prints its tokens, and they work", async () => {
+Deno.test("the dev server binds to loopback, prints its tokens, they work, and it logs failed calls by code and error name only", async () => {
   const child = start(
     DENO,
     ["run", "--allow-net", "--allow-env", "--allow-read", "edge/dev.ts"],
@@ -75,6 +75,18 @@ Deno.test("the dev server binds to loopback, prints its tokens, and they work", 
       }),
     });
     assert.equal((await res.json()).evidence, "EVIDENCE_FOUND");
+    for (const [toolCallId, toolName] of [["call_2", "query_metrics"], ["call_3", "no_such"]]) {
+      const failed = await fetch(`${base}/v1/runs/${runId}/tool-calls`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${agent}`, "content-type": "application/json" },
+        body: JSON.stringify({ toolCallId, toolName, input: { metric: "p99" } }),
+      });
+      assert.equal((await failed.json()).status, "ERROR");
+    }
+    await child.waitFor(/call call_2 failed: EXECUTION_FAILED \(Error\)\n/);
+    await child.waitFor(/call refused: UNKNOWN_TOOL\n/);
+    // The executor's error message (an address and a token) is never logged.
+    assert.doesNotMatch(child.output(), /ECONNREFUSED|demo-secret|p99/);
   } finally {
     await child.stop();
   }

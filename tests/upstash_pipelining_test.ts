@@ -164,3 +164,13 @@ Deno.test("every edge entry builds its @upstash/redis client with REDIS_CLIENT_O
     if (/new Redis\(/.test(source)) assert.ok(entries.includes(`edge/${file.name}`), file.name);
   }
 });
+
+Deno.test("every example builds its @upstash/redis client with auto-pipelining off", async () => {
+  const examples = ["examples/cloudflare/src/worker.ts", "examples/deno-deploy/main.ts"];
+  for (const example of examples) {
+    const source = await Deno.readTextFile(new URL(`../${example}`, import.meta.url));
+    const clients = source.match(/new Redis\(\{[^}]*\}\)/g) ?? [];
+    assert.equal(clients.length, 1, `${example}: one client`);
+    assert.match(clients[0]!, /enableAutoPipelining: false/, example);
+  }
+});

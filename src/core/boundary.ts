@@ -135,6 +135,7 @@ const TIMED_OUT: unique symbol = Symbol("timed out");
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { defineTool, ToolBoundary } from "@tool-boundary/core";
  *
  * const lookup = defineTool({
@@ -152,9 +153,12 @@ const TIMED_OUT: unique symbol = Symbol("timed out");
  * const result = await boundary.invoke(run, {
  *   toolCallId: "call_1", runId: run.runId, toolName: "lookup", input: '{"key":"a"}',
  * });
- * console.log(result.status); // "READY"
+ * assert.deepEqual(result, {
+ *   status: "READY", toolCallId: "call_1", evidence: "EVIDENCE_FOUND", scope: "the lookup table",
+ *   content: { found: true },
+ * });
  * const facts = await boundary.endRun(run);
- * console.log(facts.length); // 1
+ * assert.equal(facts.length, 1);
  * ```
  */
 export class ToolBoundary {

@@ -10,8 +10,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ERROR_CODES } from "@tool-boundary/core";
- * console.log(ERROR_CODES.includes("DUPLICATE_TOOL_CALL")); // true
+ * assert.ok(ERROR_CODES.includes("DUPLICATE_TOOL_CALL"));
  * ```
  */
 export const ERROR_CODES = [
@@ -50,8 +51,9 @@ export type ErrorCode = typeof ERROR_CODES[number];
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ERROR_MESSAGES } from "@tool-boundary/core";
- * console.log(ERROR_MESSAGES.TOOL_TIMEOUT);
+ * assert.equal(ERROR_MESSAGES.TOOL_TIMEOUT, "The tool did not finish in time.");
  * ```
  */
 export const ERROR_MESSAGES: Readonly<Record<ErrorCode, string>> = Object.freeze({
@@ -91,8 +93,10 @@ const CODE_SET: ReadonlySet<string> = new Set(ERROR_CODES);
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isErrorCode } from "@tool-boundary/core";
- * console.log(isErrorCode("RESULT_TOO_LARGE"), isErrorCode("nope")); // true false
+ * assert.equal(isErrorCode("RESULT_TOO_LARGE"), true);
+ * assert.equal(isErrorCode("nope"), false);
  * ```
  */
 export function isErrorCode(value: unknown): value is ErrorCode {
@@ -106,9 +110,11 @@ export function isErrorCode(value: unknown): value is ErrorCode {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { BoundaryError } from "@tool-boundary/core";
  * const err = new BoundaryError("RUN_NOT_FOUND");
- * console.log(err.code, err.message);
+ * assert.equal(err.code, "RUN_NOT_FOUND");
+ * assert.equal(err.message, "The run does not exist or has expired.");
  * ```
  */
 export class BoundaryError extends Error {

@@ -32,8 +32,10 @@ const LONE_SURROGATE = /\p{Cs}/u;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isSafeToolCallId } from "@tool-boundary/core";
- * console.log(isSafeToolCallId("call_abc123"), isSafeToolCallId(" call_abc123")); // true false
+ * assert.equal(isSafeToolCallId("call_abc123"), true);
+ * assert.equal(isSafeToolCallId(" call_abc123"), false);
  * ```
  */
 export function isSafeToolCallId(value: unknown): value is string {
@@ -48,8 +50,10 @@ export function isSafeToolCallId(value: unknown): value is string {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isSafeRunId } from "@tool-boundary/core";
- * console.log(isSafeRunId("run-42"), isSafeRunId("run{42}")); // true false
+ * assert.equal(isSafeRunId("run-42"), true);
+ * assert.equal(isSafeRunId("run{42}"), false);
  * ```
  */
 export function isSafeRunId(value: unknown): value is string {

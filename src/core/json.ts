@@ -35,9 +35,10 @@ export const MAX_CHECK_DEPTH = 1_000;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { checkJson } from "@tool-boundary/core";
- * console.log(checkJson({ a: [1, "x", null] }, 64)); // null
- * console.log(checkJson({ at: new Date() }, 64)); // "NOT_JSON"
+ * assert.equal(checkJson({ a: [1, "x", null] }, 64), null);
+ * assert.equal(checkJson({ at: new Date() }, 64), "NOT_JSON");
  * ```
  */
 export function checkJson(value: unknown, maxDepth: number): JsonProblem | null {
@@ -87,8 +88,9 @@ function walk(value: unknown, depth: number): boolean {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { isPlainObject } from "@tool-boundary/core";
- * console.log(isPlainObject({}), isPlainObject([]), isPlainObject(new Map())); // true false false
+ * assert.deepEqual([{}, [], new Map()].map(isPlainObject), [true, false, false]);
  * ```
  */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

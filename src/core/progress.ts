@@ -29,13 +29,16 @@ export interface FactCaps {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { rowsToFacts } from "@tool-boundary/core";
  * const { facts } = rowsToFacts("run-1", [{
  *   runId: "run-1", toolCallId: "call_1", toolName: "search", status: "READY",
  *   evidence: "NO_EVIDENCE", updatedAt: 0,
  *   agentResultJson: '{"evidence":"NO_EVIDENCE","scope":"logs of api, last 24h","content":[]}',
  * }], { maxFacts: 10, maxBytes: 1024 });
- * console.log(facts[0]?.kind); // "NEGATIVE_OBSERVATION"
+ * assert.equal(facts.length, 1);
+ * assert.equal(facts[0]?.kind, "NEGATIVE_OBSERVATION");
+ * assert.equal(facts[0]?.scope, "logs of api, last 24h");
  * ```
  */
 export function rowsToFacts(
@@ -80,8 +83,9 @@ export function rowsToFacts(
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { validateProjection } from "@tool-boundary/core";
- * console.log(validateProjection({ evidence: "ERROR", scope: "x", content: 1 }, 64)); // null
+ * assert.equal(validateProjection({ evidence: "ERROR", scope: "x", content: 1 }, 64), null);
  * ```
  */
 export function validateProjection(value: unknown, maxDepth: number): Projection | null {

@@ -15,12 +15,14 @@ import type { BeginRequest, FactRow, StoredRecord } from "./store.ts";
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { projectingRecord } from "@tool-boundary/core";
  * const record = projectingRecord({
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", attemptId: "a1",
  *   ttlMs: 1_000, now: 0,
  * }, 1_000);
- * console.log(record.status, record.expiresAt); // "PROJECTING" 1000
+ * assert.equal(record.status, "PROJECTING");
+ * assert.equal(record.expiresAt, 1_000);
  * ```
  */
 export function projectingRecord(request: BeginRequest, expiresAt: number): StoredRecord {
@@ -51,19 +53,20 @@ export function projectingRecord(request: BeginRequest, expiresAt: number): Stor
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { factRowOf, projectingRecord } from "@tool-boundary/core";
  * const projecting = projectingRecord({
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", attemptId: "a1",
  *   ttlMs: 1_000, now: 0,
  * }, 1_000);
- * console.log(factRowOf(projecting)); // null
+ * assert.equal(factRowOf(projecting), null);
  * const ready = {
  *   ...projecting,
  *   status: "READY" as const,
  *   evidence: "NO_EVIDENCE" as const,
  *   agentResultJson: '{"evidence":"NO_EVIDENCE","scope":"s","content":null}',
  * };
- * console.log(factRowOf(ready)?.toolCallId); // "call_1"
+ * assert.equal(factRowOf(ready)?.toolCallId, "call_1");
  * ```
  */
 export function factRowOf(record: StoredRecord | null | undefined): FactRow | null {

@@ -42,6 +42,14 @@ export interface ProjectContext {
 }
 
 /**
+ * A valibot schema whose output is `Input`: valibot's own `GenericSchema<unknown, Input>`, e.g.
+ * `v.object({ query: v.string() })`.
+ *
+ * @internal Only so that `deno doc --lint` passes: it counts every npm type as private.
+ */
+export type InputSchema<Input> = v.GenericSchema<unknown, Input>;
+
+/**
  * A tool as the boundary knows it. Create one with {@linkcode defineTool}.
  *
  * @typeParam Input The input type the executor receives (a JSON object).
@@ -58,7 +66,7 @@ export interface ToolDefinition<
   /** Must be `true`: the boundary refuses writable tools with NOT_READ_ONLY. */
   readonly readOnly: boolean;
   /** Optional valibot schema the input must match (its output is what the tool receives). */
-  readonly input?: v.GenericSchema<unknown, Input>;
+  readonly input?: InputSchema<Input>;
   /** Runs the tool. Its return value must be plain JSON data. */
   readonly execute: (input: Input, ctx: ExecuteContext) => Raw | Promise<Raw>;
   /** Turns the raw response into the bounded agent result. */
@@ -84,6 +92,7 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as v from "valibot";
  * import { defineTool } from "@tool-boundary/core";
  *
@@ -98,7 +107,8 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  *     content: raw.hits.slice(0, 5),
  *   }),
  * });
- * console.log(searchLogs.name); // "search_logs"
+ * assert.equal(searchLogs.name, "search_logs");
+ * assert.ok(Object.isFrozen(searchLogs));
  * ```
  */
 export function defineTool<Input extends Record<string, unknown>, Raw>(

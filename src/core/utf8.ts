@@ -15,8 +15,9 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { utf8ByteLength } from "@tool-boundary/core";
- * console.log(utf8ByteLength("a"), utf8ByteLength("é"), utf8ByteLength("日"), utf8ByteLength("😀")); // 1 2 3 4
+ * assert.deepEqual(["a", "é", "日", "😀"].map(utf8ByteLength), [1, 2, 3, 4]);
  * ```
  */
 export function utf8ByteLength(text: string): number {

@@ -10,6 +10,7 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import * as v from "valibot";
  * import { defineTool, ToolBoundary } from "@tool-boundary/core";
  * import { createApp } from "@tool-boundary/core/hono";
@@ -35,7 +36,10 @@
  *   headers: { authorization: "Bearer agent-token-0123456789", "content-type": "application/json" },
  *   body: JSON.stringify({ toolCallId: "call_1", toolName: "echo", input: { text: "hi" } }),
  * });
- * console.log(res.status, (await res.json()).status); // 200 "READY"
+ * assert.equal(res.status, 200);
+ * assert.deepEqual(await res.json(), {
+ *   status: "READY", toolCallId: "call_1", evidence: "EVIDENCE_FOUND", scope: "echo", content: "hi",
+ * });
  * ```
  *
  * @module
@@ -83,6 +87,14 @@ export interface AppEnv {
   Variables: { requestId: string; role: Role };
 }
 
+/**
+ * What {@linkcode createApp} returns: Hono's own `Hono<AppEnv>`, to serve with `app.fetch` or
+ * mount in another Hono app with `app.route()`.
+ *
+ * @internal Only so that `deno doc --lint` passes: it counts every npm type as private.
+ */
+export type BoundaryApp = Hono<AppEnv>;
+
 /** Options of {@linkcode createApp}. */
 export interface CreateAppOptions {
   /** The boundary to serve. */
@@ -128,8 +140,9 @@ const TOKEN_PATTERN = /^[A-Za-z0-9._~+/-]+=*$/;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { toolCallBodyLimit } from "@tool-boundary/core/hono";
- * console.log(toolCallBodyLimit({ requestBytes: 65_536 })); // 270336
+ * assert.equal(toolCallBodyLimit({ requestBytes: 65_536 }), 270_336);
  * ```
  */
 export function toolCallBodyLimit(limits: Pick<Limits, "requestBytes">): number {
@@ -146,6 +159,7 @@ export function toolCallBodyLimit(limits: Pick<Limits, "requestBytes">): number 
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { ToolBoundary } from "@tool-boundary/core";
  * import { createApp } from "@tool-boundary/core/hono";
  *
@@ -154,14 +168,16 @@ export function toolCallBodyLimit(limits: Pick<Limits, "requestBytes">): number 
  *   agentToken: "agent-token-0123456789",
  *   harnessToken: "harness-token-0123456789",
  * });
- * console.log((await app.request("/healthz")).status); // 200
+ * const health = await app.request("/healthz");
+ * assert.deepEqual([health.status, await health.json()], [200, { status: "ok" }]);
  * const denied = await app.request("/v1/tools", {
  *   headers: { authorization: "Bearer agent-token-0123456789" },
  * });
- * console.log(denied.status, (await denied.json()).code); // 403 "FORBIDDEN"
+ * assert.equal(denied.status, 403);
+ * assert.equal((await denied.json()).code, "FORBIDDEN");
  * ```
  */
-export function createApp(options: CreateAppOptions): Hono<AppEnv> {
+export function createApp(options: CreateAppOptions): BoundaryApp {
   const { boundary } = options;
   if (!boundary || typeof boundary.invoke !== "function") {
     throw new TypeError("Cannot create app: options.boundary must be a ToolBoundary");

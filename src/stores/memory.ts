@@ -4,10 +4,11 @@
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryStore } from "@tool-boundary/core/memory";
  * import { ToolBoundary } from "@tool-boundary/core";
  * const boundary = new ToolBoundary({ store: new MemoryStore(), tools: [] });
- * console.log(boundary.store instanceof MemoryStore); // true
+ * assert.ok(boundary.store instanceof MemoryStore);
  * ```
  *
  * @module
@@ -68,6 +69,7 @@ const SWEEP_EVERY = 1024;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { MemoryStore } from "@tool-boundary/core/memory";
  * let now = 0;
  * const store = new MemoryStore({ clock: () => now });
@@ -79,9 +81,10 @@ const SWEEP_EVERY = 1024;
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", attemptId: "a1",
  *   ttlMs: 1_000, now,
  * });
- * console.log(begun.ok); // true
+ * assert.equal(begun.ok, true);
+ * assert.equal((await store.get("r1", "call_1"))?.status, "PROJECTING");
  * now = 1_000;
- * console.log(await store.get("r1", "call_1")); // null: expired
+ * assert.equal(await store.get("r1", "call_1"), null); // expired
  * ```
  */
 export class MemoryStore implements Store {

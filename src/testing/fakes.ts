@@ -31,9 +31,10 @@ export interface FakeSearchRaw {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { fakeProjectors } from "@tool-boundary/core/testing";
  * const p = fakeProjectors.search({ query: "q", hits: [], credential: "x" });
- * console.log(p.evidence); // "NO_EVIDENCE"
+ * assert.deepEqual(p, { evidence: "NO_EVIDENCE", scope: 'fake index, query "q"', content: [] });
  * ```
  */
 export const fakeProjectors: {
@@ -115,6 +116,7 @@ export interface FakeToolkit {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { createFakeToolkit } from "@tool-boundary/core/testing";
  * import { ToolBoundary } from "@tool-boundary/core";
  * const kit = createFakeToolkit();
@@ -123,7 +125,8 @@ export interface FakeToolkit {
  * const result = await boundary.invoke(run, {
  *   toolCallId: "call_1", runId: run.runId, toolName: kit.names.noEvidence, input: { query: "q" },
  * });
- * console.log(result.status, kit.counts.execute[kit.names.noEvidence]); // "READY" 1
+ * assert.equal(result.status, "READY");
+ * assert.equal(kit.counts.execute[kit.names.noEvidence], 1);
  * ```
  */
 export function createFakeToolkit(): FakeToolkit {

@@ -14,11 +14,12 @@
  * @module
  */
 export {
+  boundaryConformance,
   type ConformanceOptions,
   storeConformance,
   type StoreUnderTest,
   type TestRegistrar,
-} from "./conformance.ts";
+} from "./conformance/mod.ts";
 export {
   CANARY_SECRET,
   createFakeToolkit,

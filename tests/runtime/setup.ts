@@ -1,11 +1,13 @@
 /**
  * What the runtime tests need, installed by themselves: the npm packages of npm/package.json
- * (miniflare with workerd, and Bun) and the bundles of the edge entry points. A missing tool or a
- * failed install fails the test; nothing is skipped.
+ * (miniflare with workerd, and Bun) and the bundles of the edge entry points and the examples. A
+ * missing tool or a failed install fails the test; nothing is skipped.
  */
-import { ROOT, run } from "./process.ts";
+import assert from "node:assert/strict";
+import { ROOT, run, start } from "./process.ts";
 
 const HERE = new URL("./npm/", import.meta.url).pathname;
+const WORKERD = `${HERE}workerd.mjs`;
 
 /** Installs the npm packages (a no-op when they are up to date) and returns `node_modules/.bin`. */
 export async function npmBin(): Promise<string> {
@@ -16,16 +18,23 @@ export async function npmBin(): Promise<string> {
 }
 
 /**
- * Bundles an edge entry point into one JavaScript file with `deno bundle`.
+ * Bundles an entry point into one JavaScript file with `deno bundle`.
  *
  * @param entry Path from the repository root, e.g. `edge/cloudflare.ts`.
  * @param dir Output folder.
+ * @param config A deno.json whose import map resolves the entry's imports, e.g.
+ *   `examples/deno.json`, which maps `@tool-boundary/core` to this repository's source.
  * @returns The bundle's path.
  */
-export async function bundle(entry: string, dir: string): Promise<string> {
+export async function bundle(
+  entry: string,
+  dir: string,
+  config?: string,
+): Promise<string> {
   const out = `${dir}/${entry.replaceAll("/", "_").replace(/\.ts$/, ".js")}`;
   await run(Deno.execPath(), [
     "bundle",
+    ...(config === undefined ? [] : ["--config", config]),
     "--platform",
     "browser",
     "-o",
@@ -33,4 +42,39 @@ export async function bundle(entry: string, dir: string): Promise<string> {
     entry,
   ], { cwd: ROOT });
   return out;
+}
+
+/**
+ * Bundles a Worker, serves it in workerd (through miniflare, from Node) with the given bindings,
+ * and calls `fn` with its base URL (no trailing slash).
+ *
+ * @param entry The Worker's entry, from the repository root.
+ * @param bindings The Worker's environment.
+ * @param fn What to do while it serves.
+ * @param config As for {@linkcode bundle}.
+ */
+export async function serveWorker(
+  entry: string,
+  bindings: Record<string, string>,
+  fn: (base: string) => Promise<void>,
+  config?: string,
+): Promise<void> {
+  await npmBin();
+  const dir = await Deno.makeTempDir({ prefix: "tb-worker-" });
+  try {
+    const worker = await bundle(entry, dir, config);
+    const child = start("node", [WORKERD, worker], {
+      env: { WORKER_BINDINGS: JSON.stringify(bindings) },
+      stdinStops: true,
+    });
+    try {
+      const [, url] = await child.waitFor(/\{"url":"(http:[^"]+)\/"\}/);
+      await fn(url!);
+    } finally {
+      const status = await child.stop();
+      assert.equal(status.code, 0, child.output());
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 }

@@ -3,51 +3,29 @@
  */
 import assert from "node:assert/strict";
 import { AGENT_TOKEN, HARNESS_TOKEN, over, wholeRun } from "./flow.ts";
-import { start } from "./process.ts";
-import { bundle, npmBin } from "./setup.ts";
-
-const SCRIPT = new URL("./npm/workerd.mjs", import.meta.url).pathname;
-
-async function serveWorker(
-  bindings: Record<string, string>,
-  fn: (base: string) => Promise<void>,
-) {
-  await npmBin();
-  const dir = await Deno.makeTempDir({ prefix: "tb-worker-" });
-  try {
-    const worker = await bundle("edge/cloudflare.ts", dir);
-    const child = start("node", [SCRIPT, worker], {
-      env: { WORKER_BINDINGS: JSON.stringify(bindings) },
-      stdinStops: true,
-    });
-    try {
-      const [, url] = await child.waitFor(/\{"url":"(http:[^"]+)\/"\}/);
-      await fn(url!);
-    } finally {
-      const status = await child.stop();
-      assert.equal(status.code, 0, child.output());
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+import { serveWorker } from "./setup.ts";
 
 Deno.test("workerd: the worker bundle serves a whole run on the memory store", async () => {
-  await serveWorker({ AGENT_TOKEN, HARNESS_TOKEN }, async (base) => {
-    const { steps } = await wholeRun(over(base));
-    console.log(`workerd: ${steps.join("; ")}`);
-  });
+  await serveWorker(
+    "edge/cloudflare.ts",
+    { AGENT_TOKEN, HARNESS_TOKEN },
+    async (base) => {
+      const { steps } = await wholeRun(over(base));
+      console.log(`workerd: ${steps.join("; ")}`);
+    },
+  );
 });
 
 Deno.test("workerd: without tokens every request fails closed with a JSON 500", async () => {
-  await serveWorker({ AGENT_TOKEN }, async (base) => {
+  await serveWorker("edge/cloudflare.ts", { AGENT_TOKEN }, async (base) => {
     for (const path of ["/healthz", "/v1/runs"]) {
       const res = await fetch(`${base}${path}`);
       assert.equal(res.status, 500);
       assert.deepEqual(await res.json(), {
         status: "ERROR",
         code: "INTERNAL_ERROR",
-        message: "The server is not configured.",
+        message: "The server is not configured: set the AGENT_TOKEN and HARNESS_TOKEN secrets " +
+          "(for wrangler dev, in .dev.vars, see .dev.vars.example); the Worker log says more.",
       });
     }
   });

@@ -16,6 +16,7 @@ const MAX_DETAIL = 200;
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { BoundaryError } from "@tool-boundary/core";
  * import { RedisStoreError } from "@tool-boundary/core/upstash";
  *
@@ -26,7 +27,10 @@ const MAX_DETAIL = 200;
  *   return "unknown";
  * }
  * const cause = new RedisStoreError("UpstashError", "WRONGTYPE Operation against a key");
- * console.log(describe(new BoundaryError("STORE_UNAVAILABLE", { cause })));
+ * assert.equal(
+ *   describe(new BoundaryError("STORE_UNAVAILABLE", { cause })),
+ *   "STORE_UNAVAILABLE: UpstashError: WRONGTYPE Operation against a key",
+ * );
  * ```
  */
 export class RedisStoreError extends Error {

@@ -6,6 +6,7 @@
  *
  * @example
  * ```ts ignore
+ * import assert from "node:assert/strict";
  * import { Redis } from "@upstash/redis";
  * import { ToolBoundary } from "@tool-boundary/core";
  * import { UpstashStore } from "@tool-boundary/core/upstash";
@@ -14,7 +15,7 @@
  * const store = new UpstashStore({ redis, prefix: "agents", timeoutMs: 5_000 });
  * const boundary = new ToolBoundary({ store, tools: [] });
  * const run = await boundary.startRun({ ttlMs: 60_000, budget: { calls: 10 } });
- * console.log(await boundary.endRun(run)); // []
+ * assert.deepEqual(await boundary.endRun(run), []);
  * ```
  *
  * @module

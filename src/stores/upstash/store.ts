@@ -50,11 +50,12 @@ import {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Redis } from "@upstash/redis";
  * import type { UpstashRedisClient } from "@tool-boundary/core/upstash";
  *
  * const redis: UpstashRedisClient = new Redis({ url: "https://example.upstash.io", token: "t" });
- * console.log(typeof redis.evalsha); // "function"
+ * assert.equal(typeof redis.evalsha, "function");
  * ```
  */
 export interface UpstashRedisClient {
@@ -88,15 +89,16 @@ export interface UpstashDurability {
  *
  * @example
  * ```ts
+ * import assert from "node:assert/strict";
  * import { Redis } from "@upstash/redis";
- * import type { UpstashStoreOptions } from "@tool-boundary/core/upstash";
+ * import { type UpstashStoreOptions, UpstashStore } from "@tool-boundary/core/upstash";
  *
  * const options: UpstashStoreOptions = {
  *   redis: new Redis({ url: "https://example.upstash.io", token: "t" }),
  *   prefix: "my-app",
  *   timeoutMs: 5_000,
  * };
- * console.log(options.prefix); // "my-app"
+ * assert.equal(new UpstashStore(options).prefix, "my-app");
  * ```
  */
 export interface UpstashStoreOptions {
@@ -334,6 +336,7 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  *
  * @example
  * ```ts ignore
+ * import assert from "node:assert/strict";
  * import { Redis } from "@upstash/redis";
  * import { ToolBoundary } from "@tool-boundary/core";
  * import { UpstashStore } from "@tool-boundary/core/upstash";
@@ -342,6 +345,7 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  * const redis = Redis.fromEnv({ enableAutoPipelining: false });
  * const store = new UpstashStore({ redis, prefix: "my-app" });
  * const boundary = new ToolBoundary({ store, tools: [] });
+ * assert.equal(boundary.store, store);
  * ```
  */
 export class UpstashStore implements Store {

@@ -1,0 +1,193 @@
+/**
+ * Through the boundary: one canonical record per call, keyed by the framework's exact tool call
+ * ID, holding the complete request, raw response and agent result.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { ToolBoundary } from "../../core/boundary.ts";
+import type { StoredRecord } from "../../core/store.ts";
+import { CANARY_SECRET } from "../fakes.ts";
+import type { BoundaryContext, Suite } from "./context.ts";
+import { assertError, assertSafe, endRunIndex, executed } from "./helpers.ts";
+
+/** Registers the record cases that go through a `ToolBoundary`. */
+export function boundaryRecordCases(suite: Suite<BoundaryContext>): void {
+  suite.test(
+    "a READY call keeps the complete request, raw response, agent result and metadata in one record",
+    async (ctx) => {
+      const run = await ctx.run();
+      const input = { query: "disk ✓ 日本", limit: 3, nested: { flag: true, none: null } };
+      const result = await ctx.call(run, "call_full", ctx.kit.names.success, input);
+      assert.equal(result.status, "READY");
+      assertSafe(result);
+      const record = await ctx.boundary.inspect(run.runId, "call_full");
+      assert.ok(record);
+      assert.equal(record.runId, run.runId);
+      assert.equal(record.toolCallId, "call_full");
+      assert.equal(record.toolName, ctx.kit.names.success);
+      assert.equal(record.status, "READY");
+      assert.equal(record.evidence, "EVIDENCE_FOUND");
+      assert.deepEqual(record.request, input);
+      assert.deepEqual(record.raw, {
+        query: input.query,
+        hits: ["line 1: match", "line 2: match"],
+        credential: CANARY_SECRET,
+      });
+      assert.deepEqual(record.agentResult, {
+        evidence: "EVIDENCE_FOUND",
+        scope: `fake index, query "${input.query}"`,
+        content: ["line 1: match", "line 2: match"],
+      });
+      assert.equal(record.errorCode, null);
+      assert.ok(record.createdAt <= record.updatedAt);
+      assert.ok(record.expiresAt > record.createdAt);
+    },
+  );
+
+  suite.test(
+    "while the tool runs its record is PROJECTING with the exact ID and request and no result",
+    async (ctx) => {
+      const run = await ctx.run();
+      let during: StoredRecord | null = null;
+      const store = ctx.store;
+      const probe = new ToolBoundary({
+        store,
+        clock: ctx.clock,
+        tools: [{
+          name: "probe",
+          readOnly: true,
+          execute: async () => {
+            during = await store.get(run.runId, "toolu_01ProbeXyz");
+            return { ok: true };
+          },
+          project: () => ({ evidence: "NO_EVIDENCE", scope: "probe", content: null }),
+        }],
+      });
+      const result = await probe.invoke(run, {
+        toolCallId: "toolu_01ProbeXyz",
+        runId: run.runId,
+        toolName: "probe",
+        input: '{"query": "a", "n": 1}',
+      });
+      assert.equal(result.status, "READY");
+      const seen = during as StoredRecord | null;
+      assert.ok(seen, "the record exists while the tool runs");
+      assert.equal(seen.status, "PROJECTING");
+      assert.equal(seen.toolCallId, "toolu_01ProbeXyz");
+      assert.equal(seen.requestJson, '{"query":"a","n":1}');
+      assert.equal(seen.agentResultJson, null);
+      assert.equal(seen.rawJson, null);
+      assert.equal(seen.evidence, null);
+    },
+  );
+
+  suite.test(
+    "invoke() returns only the bounded agent result, which the record holds beside the raw response",
+    async (ctx) => {
+      const run = await ctx.run();
+      const result = await ctx.call(run, "call_ok", ctx.kit.names.success);
+      assert.deepEqual(result, {
+        status: "READY",
+        toolCallId: "call_ok",
+        evidence: "EVIDENCE_FOUND",
+        scope: 'fake index, query "disk"',
+        content: ["line 1: match", "line 2: match"],
+      });
+      const stored = await ctx.store.get(run.runId, "call_ok");
+      assert.ok(stored);
+      assert.equal(stored.status, "READY");
+      assert.ok(stored.rawJson?.includes(CANARY_SECRET), "raw data stays in the record");
+      assert.deepEqual(JSON.parse(stored.agentResultJson ?? "null"), {
+        evidence: "EVIDENCE_FOUND",
+        scope: 'fake index, query "disk"',
+        content: ["line 1: match", "line 2: match"],
+      });
+    },
+  );
+
+  suite.test(
+    "framework tool call IDs are kept exactly in the result, the record and the progress index; unsafe ones are refused and never echoed",
+    async (ctx) => {
+      const run = await ctx.run();
+      const ids = [
+        "call_Xy12AbCdEf34",
+        "toolu_01A09q90qw90lq917835lq9",
+        "fc_67d9a0c1b2e3f4a5",
+        "3f2b8c1e-9d4a-4b7e-8f6a-2c5d9e1b7a40",
+        "functions.search_logs:0",
+        "123",
+        "007",
+        "1e3",
+        "true",
+        "null",
+      ];
+      for (const id of ids) {
+        const result = await ctx.call(run, id, ctx.kit.names.noEvidence);
+        assert.equal(result.status, "READY", id);
+        assert.equal(result.toolCallId, id);
+        const stored = await ctx.store.get(run.runId, id);
+        assert.equal(stored?.toolCallId, id);
+        assert.equal(stored?.runId, run.runId);
+      }
+      const unsafe = [
+        " call_1",
+        "call_1 ",
+        "call_1\n",
+        "call\u0000",
+        "a{b}",
+        "a/b",
+        'a"b',
+        "x".repeat(257),
+      ];
+      for (const id of unsafe) {
+        const result = await ctx.call(run, id, ctx.kit.names.noEvidence);
+        assertError(result, "INVALID_TOOL_CALL_ID", JSON.stringify(id));
+        assert.equal(result.toolCallId, null, "an unsafe ID is never echoed or replaced");
+      }
+      for (const id of [42, null, undefined, { id: "call_1" }]) {
+        const result = await ctx.call(run, id as unknown as string, ctx.kit.names.noEvidence);
+        assertError(result, "INVALID_TOOL_CALL_ID");
+      }
+      assert.equal(executed(ctx, ctx.kit.names.noEvidence), ids.length);
+      const { toolCallIds } = await endRunIndex(ctx, run.runId);
+      assert.deepEqual(toolCallIds, ids);
+    },
+  );
+
+  suite.test(
+    "invoke() refuses a second call with a used key: the tool does not run, the first record and the budget stay",
+    async (ctx) => {
+      const run = await ctx.run();
+      const first = await ctx.call(run, "call_same", ctx.kit.names.success);
+      assert.equal(first.status, "READY");
+      const before = await ctx.store.get(run.runId, "call_same");
+      const second = await ctx.call(run, "call_same", ctx.kit.names.noEvidence, { query: "other" });
+      assertError(second, "DUPLICATE_TOOL_CALL");
+      assertSafe(second);
+      assert.equal(executed(ctx, ctx.kit.names.noEvidence), 0, "the second tool is not executed");
+      assert.deepEqual(
+        await ctx.store.get(run.runId, "call_same"),
+        before,
+        "first record untouched",
+      );
+      const used = await ctx.store.getRun(run.runId);
+      assert.equal(used?.used.calls, 1, "a refused duplicate uses no budget");
+    },
+  );
+
+  suite.test(
+    "the exact framework ID is the key: no case folding, and the fact carries it",
+    async (ctx) => {
+      const run = await ctx.run();
+      const id = "call_AbC-123_xYz.9:0";
+      const result = await ctx.call(run, id, ctx.kit.names.success);
+      assert.equal(result.toolCallId, id);
+      const stored = await ctx.store.get(run.runId, id);
+      assert.equal(stored?.toolCallId, id);
+      assert.equal(await ctx.store.get(run.runId, id.toLowerCase()), null, "no case folding");
+      const facts = await ctx.boundary.endRun(run);
+      assert.equal(facts[0]?.toolCallId, id);
+    },
+  );
+}

@@ -1,0 +1,91 @@
+/**
+ * `Store` contract: the progress index and `readFacts`, which resolves it to READY records of
+ * the run and nothing else.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { CANARY_SECRET } from "../fakes.ts";
+import type { StoreContext, Suite } from "./context.ts";
+import {
+  assertRowOfRecord,
+  beginAndComplete,
+  endRunIndex,
+  FAILED,
+  NO_EVIDENCE,
+  readRows,
+  READY,
+  seedIdentities,
+  storeRun,
+} from "./helpers.ts";
+
+/** Registers the progress and fact cases of the `Store` contract. */
+export function storeFactCases(suite: Suite<StoreContext>): void {
+  suite.test(
+    "readFacts() skips missing, expired, other-run, PROJECTING and ERROR identities",
+    async (ctx) => {
+      const { runId, identities } = await seedIdentities(ctx);
+      const { rows, omitted } = await ctx.store.readFacts({
+        runId,
+        identities,
+        maxFacts: 10,
+        maxBytes: 100_000,
+      });
+      assert.deepEqual(rows.map((r) => r.toolCallId), ["call_ready"]);
+      assert.equal(omitted, 0, "a skipped identity is not an omitted fact");
+    },
+  );
+
+  suite.test(
+    "endRun() indexes completed calls in completion order, READY and ERROR, never PROJECTING",
+    async (ctx) => {
+      const runId = await storeRun(ctx.store, ctx.clock);
+      await beginAndComplete(ctx, runId, "call_late", null);
+      await beginAndComplete(ctx, runId, "call_1", READY);
+      await beginAndComplete(ctx, runId, "call_2", FAILED);
+      await beginAndComplete(ctx, runId, "call_3", NO_EVIDENCE);
+      const { toolCallIds } = await endRunIndex(ctx, runId);
+      assert.deepEqual(toolCallIds, ["call_1", "call_2", "call_3"]);
+    },
+  );
+
+  suite.test(
+    "readFacts() rows carry the record's agent result, never its raw response or request",
+    async (ctx) => {
+      const runId = await storeRun(ctx.store, ctx.clock);
+      const secret = { ...READY, rawJson: JSON.stringify({ credential: CANARY_SECRET }) };
+      await beginAndComplete(ctx, runId, "call_secret", secret);
+      const rows = await readRows(ctx, runId, ["call_secret"]);
+      assert.equal(rows.length, 1);
+      const row = rows[0]!;
+      assert.deepEqual(
+        [row.runId, row.toolCallId, row.toolName, row.status, row.evidence],
+        [runId, "call_secret", "fake_success", "READY", "EVIDENCE_FOUND"],
+      );
+      await assertRowOfRecord(ctx, row);
+    },
+  );
+
+  suite.test(
+    "readFacts() keeps the given order and stops at maxFacts and maxBytes, counting the rest",
+    async (ctx) => {
+      const runId = await storeRun(ctx.store, ctx.clock);
+      const ids = ["call_c", "call_a", "call_b"];
+      for (const id of ids) await beginAndComplete(ctx, runId, id, READY);
+      const identities = ids.map((toolCallId) => ({ runId, toolCallId }));
+      const read = (maxFacts: number, maxBytes: number) =>
+        ctx.store.readFacts({ runId, identities, maxFacts, maxBytes });
+      const all = await read(10, 100_000);
+      assert.deepEqual(all.rows.map((r) => r.toolCallId), ids);
+      assert.equal(all.omitted, 0);
+      const two = await read(2, 100_000);
+      assert.deepEqual([two.rows.map((r) => r.toolCallId), two.omitted], [ids.slice(0, 2), 1]);
+      const size = new TextEncoder().encode(READY.agentResultJson).length;
+      const oneByBytes = await read(10, size * 2 - 1);
+      assert.deepEqual([oneByBytes.rows.map((r) => r.toolCallId), oneByBytes.omitted], [
+        ids.slice(0, 1),
+        2,
+      ]);
+    },
+  );
+}

@@ -1,0 +1,159 @@
+/**
+ * The examples/, each built and run the way its README says, in its runtime: the Cloudflare
+ * Worker in workerd, the Deno Deploy app under `deno serve`, the Bun script under Bun. Each
+ * imports the package by its name; examples/deno.json maps the name to this repository's source.
+ */
+import assert from "node:assert/strict";
+import { AGENT_TOKEN, exampleRun, HARNESS_TOKEN, over } from "./flow.ts";
+import { ROOT, run, start } from "./process.ts";
+import { bundle, npmBin, serveWorker } from "./setup.ts";
+
+const CONFIG = "examples/deno.json";
+const NO_UPSTASH = { UPSTASH_REDIS_REST_URL: "", UPSTASH_REDIS_REST_TOKEN: "" };
+
+Deno.test("examples/cloudflare: the Worker serves a run in workerd, and a JSON 500 without tokens", async () => {
+  const entry = "examples/cloudflare/src/worker.ts";
+  await serveWorker(entry, { AGENT_TOKEN, HARNESS_TOKEN }, async (base) => {
+    const { steps } = await exampleRun(over(base), {
+      name: "service_status",
+      found: { service: "api" },
+      missing: { service: "search" },
+    });
+    console.log(`examples/cloudflare: ${steps.join("; ")}`);
+  }, CONFIG);
+  await serveWorker(entry, { HARNESS_TOKEN }, async (base) => {
+    const res = await fetch(`${base}/v1/runs`, { method: "POST" });
+    assert.equal(res.status, 500);
+    assert.deepEqual(await res.json(), {
+      status: "ERROR",
+      code: "INTERNAL_ERROR",
+      message: "Not configured: set AGENT_TOKEN and HARNESS_TOKEN (see .dev.vars.example).",
+    });
+  }, CONFIG);
+});
+
+Deno.test("examples/deno-deploy: deno serve answers a run, and refuses to start without tokens", async () => {
+  const args = [
+    "serve",
+    "--config",
+    CONFIG,
+    "--allow-net",
+    "--allow-env",
+    "--host",
+    "127.0.0.1",
+  ];
+  const entry = "examples/deno-deploy/main.ts";
+  const refused = start(Deno.execPath(), [...args, "--port", "0", entry], {
+    cwd: ROOT,
+    env: { AGENT_TOKEN, HARNESS_TOKEN: "", ...NO_UPSTASH },
+  });
+  assert.notEqual((await refused.status).code, 0);
+  assert.match(
+    refused.output(),
+    /Refusing to start: AGENT_TOKEN and HARNESS_TOKEN/,
+  );
+  const child = start(Deno.execPath(), [...args, "--port", "0", entry], {
+    cwd: ROOT,
+    env: { AGENT_TOKEN, HARNESS_TOKEN, ...NO_UPSTASH },
+  });
+  try {
+    const [, base] = await child.waitFor(
+      /Listening on (http:\/\/127\.0\.0\.1:\d+)/,
+    );
+    const { steps } = await exampleRun(over(base!), {
+      name: "search_releases",
+      found: { word: "deadlock" },
+      missing: { word: "kerberos" },
+    });
+    console.log(`examples/deno-deploy: ${steps.join("; ")}`);
+  } finally {
+    await child.stop();
+  }
+});
+
+Deno.test("examples/bun: the script runs under Bun and prints each outcome, raw data only in the record", async () => {
+  const bin = await npmBin();
+  const dir = await Deno.makeTempDir({ prefix: "tb-example-bun-" });
+  try {
+    const script = await bundle("examples/bun/script.ts", dir, CONFIG);
+    const output = await run(`${bin}/bun`, [script]);
+    const steps = Object.fromEntries(
+      output.trim().split("\n").map((line) => {
+        const { step, value } = JSON.parse(line);
+        return [step, value];
+      }),
+    );
+    assert.deepEqual(steps.found, {
+      status: "READY",
+      toolCallId: "call_1",
+      evidence: "EVIDENCE_FOUND",
+      scope: "inventory of sku-1001",
+      content: 12,
+    });
+    assert.deepEqual([steps.missing.status, steps.missing.evidence], [
+      "READY",
+      "NO_EVIDENCE",
+    ]);
+    assert.deepEqual([steps.duplicate.status, steps.duplicate.code], [
+      "ERROR",
+      "DUPLICATE_TOOL_CALL",
+    ]);
+    assert.deepEqual(steps.record, {
+      sku: "sku-1001",
+      units: 12,
+      warehouse: "internal-db-7",
+    });
+    assert.deepEqual(
+      steps.facts.map((
+        f: { toolCallId: string; kind: string },
+      ) => [f.toolCallId, f.kind]),
+      [["call_1", "EVIDENCE"], ["call_2", "NEGATIVE_OBSERVATION"]],
+    );
+    for (const step of ["found", "missing", "duplicate", "facts"]) {
+      assert.doesNotMatch(JSON.stringify(steps[step]), /internal-db-7/, step);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("examples import the package by its name, and pin one wrangler version", async () => {
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory && entry.name !== "node_modules") await walk(path);
+      else if (entry.isFile) files.push(path);
+    }
+  };
+  await walk("examples");
+  const sources = files.filter((path) => path.endsWith(".ts"));
+  assert.ok(sources.length >= 3, sources.join(", "));
+  for (const path of sources) {
+    const text = await Deno.readTextFile(`${ROOT}${path}`);
+    assert.match(text, /from "@tool-boundary\/core"/, path);
+    assert.doesNotMatch(text, /from "\.\.?\//, `${path} imports by path`);
+  }
+  const pinned = JSON.parse(
+    await Deno.readTextFile(`${ROOT}examples/cloudflare/package.json`),
+  ).devDependencies.wrangler;
+  assert.match(pinned, /^\d+\.\d+\.\d+$/);
+  for (
+    const path of [
+      "README.md",
+      "wrangler.toml",
+      "examples/README.md",
+      "docs/http.md",
+    ]
+  ) {
+    const text = await Deno.readTextFile(`${ROOT}${path}`);
+    for (const [, version] of text.matchAll(/wrangler@([\w.^~-]+)/g)) {
+      assert.equal(version, pinned, `${path} runs wrangler@${version}`);
+    }
+    assert.doesNotMatch(
+      text,
+      /npx wrangler /,
+      `${path} runs an unpinned wrangler`,
+    );
+  }
+});
