@@ -606,29 +606,36 @@ export class ToolBoundary {
       } catch (error) {
         return fail(controller.signal.aborted ? "TOOL_TIMEOUT" : "EXECUTION_FAILED", null, error);
       }
-      let thenable: boolean;
-      try {
-        thenable = isThenable(raw);
-      } catch (error) {
-        return fail("SERIALIZATION_FAILED", null, error); // a `then` getter or trap threw
-      }
-      if (thenable) {
-        try {
-          const running = Promise.resolve(raw);
-          running.catch(() => {}); // a late rejection after a timeout is not unhandled
-          raw = await Promise.race([running, armTimer()]);
-        } catch (error) {
-          return fail(controller.signal.aborted ? "TOOL_TIMEOUT" : "EXECUTION_FAILED", null, error);
-        }
-        if (raw === TIMED_OUT) return fail("TOOL_TIMEOUT", null);
-      }
-
-      const rawSnapshot = snapshotJson(raw, limits.rawDepth, limits.rawBytes);
+      // Plain data is read once, by the snapshot; only what it refuses is asked whether it is a
+      // promise (its `then` read, as `await` would), and then awaited and read once.
+      let rawSnapshot = snapshotJson(raw, limits.rawDepth, limits.rawBytes);
       if ("problem" in rawSnapshot) {
-        const code = rawSnapshot.problem === "TOO_LARGE"
-          ? "RESULT_TOO_LARGE"
-          : "SERIALIZATION_FAILED";
-        return fail(code, null, rawSnapshot.error);
+        let thenable = false;
+        try {
+          thenable = isThenable(raw);
+        } catch (error) {
+          return fail("SERIALIZATION_FAILED", null, error); // a `then` getter or trap threw
+        }
+        if (thenable) {
+          try {
+            const running = Promise.resolve(raw);
+            running.catch(() => {}); // a late rejection after a timeout is not unhandled
+            raw = await Promise.race([running, armTimer()]);
+          } catch (error) {
+            const code = controller.signal.aborted ? "TOOL_TIMEOUT" : "EXECUTION_FAILED";
+            return fail(code, null, error);
+          }
+          if (raw === TIMED_OUT) return fail("TOOL_TIMEOUT", null);
+          rawSnapshot = snapshotJson(raw, limits.rawDepth, limits.rawBytes);
+        }
+      }
+      if ("problem" in rawSnapshot) {
+        const problem = rawSnapshot.problem;
+        return fail(
+          problem === "TOO_LARGE" ? "RESULT_TOO_LARGE" : "SERIALIZATION_FAILED",
+          null,
+          rawSnapshot.error,
+        );
       }
       const rawJson = rawSnapshot.json;
       const rawBytes = utf8ByteLength(rawJson);
@@ -650,22 +657,27 @@ export class ToolBoundary {
       } catch (error) {
         return fail("PROJECTION_FAILED", rawJson, error);
       }
-      try {
-        thenable = isThenable(projected);
-      } catch (error) {
-        return fail("INVALID_PROJECTION", rawJson, error);
-      }
-      if (thenable) {
+      const { agentResultBytes } = limits;
+      let checked = snapshotProjection(projected, CONTENT_DEPTH, agentResultBytes);
+      if ("problem" in checked) {
+        let thenable = false;
         try {
-          const projecting = Promise.resolve(projected);
-          projecting.catch(() => {});
-          projected = await Promise.race([projecting, armTimer()]);
+          thenable = isThenable(projected);
         } catch (error) {
-          return fail("PROJECTION_FAILED", rawJson, error);
+          return fail("INVALID_PROJECTION", rawJson, error);
         }
-        if (projected === TIMED_OUT) return fail("TOOL_TIMEOUT", rawJson);
+        if (thenable) {
+          try {
+            const projecting = Promise.resolve(projected);
+            projecting.catch(() => {});
+            projected = await Promise.race([projecting, armTimer()]);
+          } catch (error) {
+            return fail("PROJECTION_FAILED", rawJson, error);
+          }
+          if (projected === TIMED_OUT) return fail("TOOL_TIMEOUT", rawJson);
+          checked = snapshotProjection(projected, CONTENT_DEPTH, agentResultBytes);
+        }
       }
-      const checked = snapshotProjection(projected, CONTENT_DEPTH, limits.agentResultBytes);
       if ("problem" in checked) {
         const code = checked.problem === "TOO_LARGE" ? "RESULT_TOO_LARGE" : "INVALID_PROJECTION";
         return fail(code, rawJson, checked.error);

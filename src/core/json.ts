@@ -177,6 +177,8 @@ function copyArray(value: unknown[], depth: number): JsonValue[] | typeof REFUSE
   // length + 1 keys ending in "length" means no hole and nothing JSON would drop.
   const keys = ownKeys(value);
   if (keys.length !== length + 1 || keys[length] !== "length") return REFUSED;
+  // Only a Proxy can lie about its prototype; `in` asks it without running a getter.
+  if ("toJSON" in value) return REFUSED;
   if ((budget -= length + 1) < 0) return tooLarge();
   const copy: JsonValue[] = [];
   for (let i = 0; i < length; i++) {
@@ -196,6 +198,9 @@ function copyObject(value: object, depth: number): JsonObject | typeof REFUSED {
   const keys = keysOf(copy);
   if (getOwnPropertyNames(value).length !== keys.length) return REFUSED; // non-enumerable
   if (getOwnPropertySymbols(value).length !== 0) return REFUSED;
+  // An own toJSON is in the copy (and refused there unless it is data); an inherited one is
+  // possible only behind a Proxy lying about its prototype.
+  if (!hasOwn(copy, "toJSON") && "toJSON" in value) return REFUSED;
   budget -= 1;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
@@ -208,7 +213,7 @@ function copyObject(value: object, depth: number): JsonObject | typeof REFUSED {
     } else {
       const primitive = copyValue(item, depth - 1);
       if (primitive === REFUSED) return REFUSED;
-      if (primitive !== item) copy[key] = primitive; // -0
+      if (primitive === 0) copy[key] = 0; // not -0
     }
   }
   return copy as JsonObject;
