@@ -11,7 +11,7 @@ import { toInputIssues } from "./issues.ts";
 import { type JsonObject, snapshotJson, type SnapshotProblem } from "./json.ts";
 import { rowsToFacts, snapshotProjection } from "./progress.ts";
 import type { CompleteOutcome, Store, StoredRecord } from "./store.ts";
-import type { AnyToolDefinition } from "./tool.ts";
+import type { AnyToolDefinition, ProjectContext } from "./tool.ts";
 import {
   type BoundaryResult,
   type CanonicalRecord,
@@ -123,7 +123,6 @@ export interface StartRunOptions {
 interface Call {
   tool: AnyToolDefinition;
   toolCallId: string;
-  now: number;
   input: JsonObject;
   requestJson: string;
   requestBytes: number;
@@ -303,9 +302,21 @@ export class ToolBoundary {
     }
     // Only the observer's durationMs needs the start time.
     const startedAt = this.#observe === undefined ? 0 : this.#clock();
-    const call = await this.#preflight(run, envelope);
+    const call = this.#preflight(run, envelope);
     if ("code" in call) return call;
     const { tool, toolCallId, requestJson } = call;
+    if (this.#authorize !== undefined) {
+      const refusal = await this.#authorizeCall(run, toolCallId, tool, requestJson);
+      if (refusal !== null) {
+        return this.#refuse(run, toolCallId, tool.name, refusal.code, refusal.error);
+      }
+    }
+    if (tool.readOnly !== true) return this.#refuse(run, toolCallId, tool.name, "NOT_READ_ONLY");
+    if (this.#ended.has(run)) return this.#refuse(run, toolCallId, tool.name, "RUN_INACTIVE");
+    const now = this.#clock();
+    if (now >= run.deadline) {
+      return this.#refuse(run, toolCallId, tool.name, "DEADLINE_EXCEEDED");
+    }
 
     const attemptId = crypto.randomUUID();
     let begun;
@@ -317,7 +328,7 @@ export class ToolBoundary {
         requestJson,
         attemptId,
         ttlMs: this.#recordTtlMs,
-        now: call.now,
+        now,
       });
     } catch (error) {
       return this.#refuse(run, toolCallId, tool.name, "STORE_UNAVAILABLE", error);
@@ -427,10 +438,10 @@ export class ToolBoundary {
   }
 
   /**
-   * Every check before begin, in order: the envelope's fields (each read once), the input (read
-   * once into the request that is recorded), authorization, read-only, run ended, deadline.
+   * The checks of the call itself, in order: the envelope's fields (each read once), then the
+   * input (read once into the request that is recorded).
    */
-  async #preflight(run: RunContext, envelope: unknown): Promise<ErrorResult | Call> {
+  #preflight(run: RunContext, envelope: unknown): ErrorResult | Call {
     let toolCallId: unknown;
     let runId: unknown;
     let toolName: unknown;
@@ -466,19 +477,7 @@ export class ToolBoundary {
     if ("code" in parsed) {
       return this.#refuse(run, toolCallId, tool.name, parsed.code, parsed.error, parsed.issues);
     }
-    if (this.#authorize !== undefined) {
-      const refusal = await this.#authorizeCall(run, toolCallId, tool, parsed.requestJson);
-      if (refusal !== null) {
-        return this.#refuse(run, toolCallId, tool.name, refusal.code, refusal.error);
-      }
-    }
-    if (tool.readOnly !== true) return this.#refuse(run, toolCallId, tool.name, "NOT_READ_ONLY");
-    if (this.#ended.has(run)) return this.#refuse(run, toolCallId, tool.name, "RUN_INACTIVE");
-    const now = this.#clock();
-    if (now >= run.deadline) {
-      return this.#refuse(run, toolCallId, tool.name, "DEADLINE_EXCEEDED");
-    }
-    return { tool, toolCallId, now, ...parsed };
+    return { tool, toolCallId, ...parsed };
   }
 
   #parseInput(
@@ -644,16 +643,11 @@ export class ToolBoundary {
       }
 
       let projected: unknown;
-      let parsedInput: JsonObject | undefined;
       try {
-        projected = tool.project(rawSnapshot.value, {
-          run,
-          toolCallId,
-          // The recorded request, parsed when first asked for: the tool may have changed its own.
-          get input() {
-            return parsedInput ??= JSON.parse(requestJson) as JsonObject;
-          },
-        });
+        projected = tool.project(
+          rawSnapshot.value,
+          new RecordedContext(run, toolCallId, requestJson),
+        );
       } catch (error) {
         return fail("PROJECTION_FAILED", rawJson, error);
       }
@@ -743,6 +737,28 @@ export class ToolBoundary {
     } catch {
       // An observer must never change an outcome.
     }
+  }
+}
+
+/**
+ * What a projector gets besides the raw response. `input` is the recorded request, parsed when
+ * first asked for (the tool may have changed its own copy); a class, as an object literal with
+ * a getter costs far more to create.
+ */
+class RecordedContext implements ProjectContext {
+  readonly run: RunContext;
+  readonly toolCallId: string;
+  readonly #requestJson: string;
+  #input: JsonObject | undefined;
+
+  constructor(run: RunContext, toolCallId: string, requestJson: string) {
+    this.run = run;
+    this.toolCallId = toolCallId;
+    this.#requestJson = requestJson;
+  }
+
+  get input(): JsonObject {
+    return this.#input ??= JSON.parse(this.#requestJson) as JsonObject;
   }
 }
 
