@@ -91,7 +91,10 @@ export {
   isPlainObject,
   type JsonObject,
   type JsonProblem,
+  type JsonSnapshot,
   type JsonValue,
+  snapshotJson,
+  type SnapshotProblem,
 } from "./core/json.ts";
 export { type FactCaps, rowsToFacts, validateProjection } from "./core/progress.ts";
 export { factRowOf, projectingRecord } from "./core/records.ts";

@@ -16,10 +16,10 @@ import {
   MAX_TTL_MS,
   setOwnBudget,
 } from "./limits.ts";
-import { checkJson, isPlainObject, type JsonObject } from "./json.ts";
-import { rowsToFacts, validateProjection } from "./progress.ts";
+import { type JsonObject, snapshotJson, type SnapshotProblem } from "./json.ts";
+import { rowsToFacts, snapshotProjection } from "./progress.ts";
 import type { CompleteOutcome, Store, StoredRecord } from "./store.ts";
-import { type AnyToolDefinition, isToolName } from "./tool.ts";
+import { type AnyToolDefinition, isToolName, type ProjectContext } from "./tool.ts";
 import {
   type BoundaryResult,
   type CanonicalRecord,
@@ -28,7 +28,6 @@ import {
   type InputIssue,
   type Limits,
   type ObservedFact,
-  type ProjectedEvidence,
   type Projection,
   type RunBudget,
   type RunContext,
@@ -104,6 +103,12 @@ export interface ToolBoundaryOptions {
   defaultBudget?: RunBudget;
   /** Decides whether a call is allowed; anything but `true` (or a throw) refuses it. */
   authorize?: (run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>;
+  /**
+   * Milliseconds `authorize` may take. A call whose `authorize` has not answered by then, or by
+   * the run deadline if that comes first, is refused (UNAUTHORIZED, or DEADLINE_EXCEEDED) and
+   * creates no record. @default 10000 (10 s)
+   */
+  authorizeTimeoutMs?: number;
   /** Receives events with internal detail, for harness logs and traces. Errors it throws are ignored. */
   observe?: (event: BoundaryEvent) => void;
   /** Epoch ms clock; readings are rounded down to whole milliseconds. @default Date.now */
@@ -120,6 +125,22 @@ export interface StartRunOptions {
   ttlMs?: number;
   /** Call budgets. */
   budget?: RunBudget;
+}
+
+/** A call that passed preflight, with its input read once into the request that is recorded. */
+interface Call {
+  tool: AnyToolDefinition;
+  toolCallId: string;
+  input: JsonObject;
+  requestJson: string;
+  requestBytes: number;
+}
+
+/** What running a tool produced: what complete writes, and the agent's copy when READY. */
+interface ToolRun {
+  outcome: CompleteOutcome;
+  error?: unknown;
+  projection?: Projection;
 }
 
 const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
@@ -171,6 +192,7 @@ export class ToolBoundary {
   readonly #runTtlMs: number;
   readonly #defaultBudget: RunBudget;
   readonly #authorize: ToolBoundaryOptions["authorize"];
+  readonly #authorizeTimeoutMs: number;
   readonly #observe: ToolBoundaryOptions["observe"];
   readonly #clock: () => number;
   readonly #ended = new WeakSet<RunContext>();
@@ -218,6 +240,7 @@ export class ToolBoundary {
     this.#runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? 900_000);
     this.#defaultBudget = options.defaultBudget ?? { calls: 100 };
     this.#authorize = options.authorize;
+    this.#authorizeTimeoutMs = positive("authorizeTimeoutMs", options.authorizeTimeoutMs ?? 10_000);
     this.#observe = options.observe;
     const clock = options.clock;
     // Whole milliseconds, as every store keeps them (a fractional clock would not cross to Redis).
@@ -295,7 +318,9 @@ export class ToolBoundary {
   }
 
   /**
-   * Runs one tool call through the boundary. Never throws for anything the agent or a tool did.
+   * Runs one tool call through the boundary. Never throws, and never rejects, for anything the
+   * agent, the envelope, a tool or its projector does: every value they supply is read once,
+   * into a plain copy, and what is recorded is that copy, which is also what the next step gets.
    *
    * @param run The explicit run context from `startRun`.
    * @param envelope The call as the agent framework produced it.
@@ -308,30 +333,14 @@ export class ToolBoundary {
     }
     // Only the observer's durationMs needs the start time.
     const startedAt = this.#observe === undefined ? 0 : this.#clock();
-    const call = (envelope ?? {}) as Partial<ToolCallEnvelope>;
-    const toolCallId = call.toolCallId;
-    if (!isSafeToolCallId(toolCallId)) {
-      return this.#refuse(run, null, null, "INVALID_TOOL_CALL_ID");
-    }
-    if (call.runId !== run.runId) return this.#refuse(run, toolCallId, null, "RUN_MISMATCH");
-    const tool = typeof call.toolName === "string" ? this.#tools.get(call.toolName) : undefined;
-    if (tool === undefined) return this.#refuse(run, toolCallId, null, "UNKNOWN_TOOL");
-
-    const parsed = this.#parseInput(tool, call.input);
-    if ("code" in parsed) {
-      return this.#refuse(run, toolCallId, tool.name, parsed.code, undefined, parsed.issues);
-    }
-    const { input, requestJson, requestBytes } = parsed;
-
+    const call = this.#preflight(run, envelope);
+    if ("code" in call) return call;
+    const { tool, toolCallId, requestJson } = call;
     if (this.#authorize !== undefined) {
-      let allowed: unknown = false;
-      let error: unknown;
-      try {
-        allowed = await this.#authorize(run, { toolCallId, tool, input });
-      } catch (thrown) {
-        error = thrown;
+      const refusal = await this.#authorizeCall(run, toolCallId, tool, requestJson);
+      if (refusal !== null) {
+        return this.#refuse(run, toolCallId, tool.name, refusal.code, refusal.error);
       }
-      if (allowed !== true) return this.#refuse(run, toolCallId, tool.name, "UNAUTHORIZED", error);
     }
     if (tool.readOnly !== true) return this.#refuse(run, toolCallId, tool.name, "NOT_READ_ONLY");
     if (this.#ended.has(run)) return this.#refuse(run, toolCallId, tool.name, "RUN_INACTIVE");
@@ -357,13 +366,14 @@ export class ToolBoundary {
     }
     if (!begun.ok) return this.#refuse(run, toolCallId, tool.name, begun.code);
 
-    const { outcome, error, projectionJson } = await this.#runTool(
-      run,
-      tool,
-      toolCallId,
-      input,
-      requestBytes + RECORD_OVERHEAD_BYTES + run.runId.length + toolCallId.length,
-    );
+    let ran: ToolRun;
+    try {
+      ran = await this.#runTool(run, call);
+    } catch (error) {
+      // Not expected (every step is guarded); a begun record must still end.
+      ran = { outcome: { status: "ERROR", errorCode: "EXECUTION_FAILED", rawJson: null }, error };
+    }
+    const { outcome, error } = ran;
     let code: ErrorCode | null = outcome.status === "ERROR" ? outcome.errorCode : null;
     let failure = error;
     try {
@@ -391,19 +401,13 @@ export class ToolBoundary {
         ...(failure === undefined ? {} : { error: failure }),
       });
     }
-    if (code !== null || projectionJson === null) {
+    if (code !== null || ran.projection === undefined) {
       return errorResult(toolCallId, code ?? "ILLEGAL_TRANSITION");
     }
-    // Parse what was stored, so the agent sees exactly the recorded result and nothing the
-    // projector might change afterwards.
-    const recorded = JSON.parse(projectionJson) as Projection;
-    return {
-      status: "READY",
-      toolCallId,
-      evidence: recorded.evidence,
-      scope: recorded.scope,
-      content: recorded.content,
-    };
+    // The projection is the boundary's own copy, exactly JSON.parse of the stored text: the
+    // projector never held it, so the agent sees exactly the recorded result.
+    const { evidence, scope, content } = ran.projection;
+    return { status: "READY", toolCallId, evidence, scope, content };
   }
 
   /**
@@ -464,57 +468,148 @@ export class ToolBoundary {
     return report;
   }
 
+  /**
+   * The checks of the call itself, in order: the envelope's fields (each read once), then the
+   * input (read once into the request that is recorded).
+   */
+  #preflight(run: RunContext, envelope: unknown): ErrorResult | Call {
+    let toolCallId: unknown;
+    let runId: unknown;
+    let toolName: unknown;
+    let input: unknown;
+    let read = 0;
+    let readError: unknown;
+    try {
+      const fields = (envelope ?? {}) as Partial<ToolCallEnvelope>;
+      toolCallId = fields.toolCallId;
+      read = 1;
+      runId = fields.runId;
+      read = 2;
+      toolName = fields.toolName;
+      read = 3;
+      input = fields.input;
+      read = 4;
+    } catch (error) {
+      // A getter on the envelope, or a Proxy envelope, threw: that field is refused.
+      readError = error;
+    }
+    const failed = (at: number) => (read === at ? readError : undefined);
+    if (read < 1 || !isSafeToolCallId(toolCallId)) {
+      return this.#refuse(run, null, null, "INVALID_TOOL_CALL_ID", failed(0));
+    }
+    if (read < 2 || runId !== run.runId) {
+      return this.#refuse(run, toolCallId, null, "RUN_MISMATCH", failed(1));
+    }
+    const tool = read >= 3 && typeof toolName === "string" ? this.#tools.get(toolName) : undefined;
+    if (tool === undefined) return this.#refuse(run, toolCallId, null, "UNKNOWN_TOOL", failed(2));
+    if (read < 4) return this.#refuse(run, toolCallId, tool.name, "INVALID_INPUT", failed(3));
+
+    const parsed = this.#parseInput(tool, input);
+    if ("code" in parsed) {
+      return this.#refuse(run, toolCallId, tool.name, parsed.code, parsed.error, parsed.issues);
+    }
+    return { tool, toolCallId, ...parsed };
+  }
+
   #parseInput(
     tool: AnyToolDefinition,
     raw: unknown,
   ):
     | { input: JsonObject; requestJson: string; requestBytes: number }
-    | { code: ErrorCode; issues?: InputIssue[] } {
+    | { code: ErrorCode; issues?: InputIssue[]; error?: unknown } {
     const { requestBytes, inputDepth } = this.limits;
+    // Stored JSON is never much larger than its text (and a schema may drop keys), so input
+    // whose JSON is certain to pass four times the limit is refused without reading further.
+    const maxLength = requestBytes * 4;
     let value = raw;
     if (typeof raw === "string") {
-      // Stored JSON is never much larger than its text, so far larger text is refused unparsed.
-      if (raw.length > requestBytes * 4) return { code: "REQUEST_TOO_LARGE" };
+      if (raw.length > maxLength) return { code: "REQUEST_TOO_LARGE" };
       try {
         value = JSON.parse(raw);
       } catch {
         return { code: "INVALID_INPUT" };
       }
     }
-    if (!isPlainObject(value)) return { code: "INVALID_INPUT" };
-    if (tool.input !== undefined) {
-      // The schema's code only ever sees plain JSON data.
-      if (!isJsonData(value, inputDepth)) return { code: "INVALID_INPUT" };
+    let snapshot = snapshotObject(value, inputDepth, maxLength);
+    if (tool.input !== undefined && "value" in snapshot) {
+      // The schema only ever sees the plain copy; its output is read once again, as it may
+      // hold anything a transform returned.
       let checked;
       try {
-        checked = v.safeParse(tool.input, value);
-      } catch {
+        checked = v.safeParse(tool.input, snapshot.value);
+      } catch (error) {
         // A schema whose own code throws (a custom check or transform) refuses the input.
-        return { code: "INVALID_INPUT" };
+        return { code: "INVALID_INPUT", error };
       }
       if (!checked.success) return { code: "INVALID_INPUT", issues: toInputIssues(checked.issues) };
-      value = checked.output;
+      snapshot = snapshotObject(checked.output, inputDepth, maxLength);
     }
-    const requestJson = isPlainObject(value) ? serialize(value, inputDepth) : null;
-    if (requestJson === null) return { code: "INVALID_INPUT" };
-    const bytes = utf8ByteLength(requestJson);
+    if ("problem" in snapshot) {
+      const code = snapshot.problem === "TOO_LARGE" ? "REQUEST_TOO_LARGE" : "INVALID_INPUT";
+      return { code, error: snapshot.error };
+    }
+    const bytes = utf8ByteLength(snapshot.json);
     if (bytes > requestBytes) return { code: "REQUEST_TOO_LARGE" };
-    return { input: value as JsonObject, requestJson, requestBytes: bytes };
+    return { input: snapshot.value, requestJson: snapshot.json, requestBytes: bytes };
   }
 
-  /** Executes and projects under one timer; returns what complete should write. */
-  async #runTool(
+  /**
+   * Asks `authorize`, bounded by the run deadline and `authorizeTimeoutMs`. It gets its own copy
+   * of the recorded request, so nothing it does can change what the tool receives.
+   *
+   * @returns `null` when allowed, else the refusal: UNAUTHORIZED for anything but `true`, a
+   *   throw or the timeout; DEADLINE_EXCEEDED when the deadline came first.
+   */
+  async #authorizeCall(
     run: RunContext,
-    tool: AnyToolDefinition,
     toolCallId: string,
-    input: JsonObject,
-    recordBaseBytes: number,
-  ): Promise<{ outcome: CompleteOutcome; error?: unknown; projectionJson: string | null }> {
-    const fail = (errorCode: ErrorCode, rawJson: string | null, error?: unknown) => ({
-      outcome: { status: "ERROR" as const, errorCode, rawJson },
-      projectionJson: null,
+    tool: AnyToolDefinition,
+    requestJson: string,
+  ): Promise<{ code: ErrorCode; error?: unknown } | null> {
+    const untilDeadline = run.deadline - this.#clock();
+    const deadlineFirst = untilDeadline <= this.#authorizeTimeoutMs;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let allowed: unknown;
+    try {
+      allowed = this.#authorize!(run, { toolCallId, tool, input: JSON.parse(requestJson) });
+      if (isThenable(allowed)) {
+        const asking = Promise.resolve(allowed);
+        asking.catch(() => {}); // a late rejection after the timeout is not unhandled
+        const waitMs = Math.min(this.#authorizeTimeoutMs, Math.max(0, untilDeadline), MAX_TIMER_MS);
+        allowed = await Promise.race([
+          asking,
+          new Promise<typeof TIMED_OUT>((resolve) => {
+            timer = setTimeout(() => resolve(TIMED_OUT), waitMs);
+          }),
+        ]);
+      }
+    } catch (error) {
+      return { code: "UNAUTHORIZED", error };
+    } finally {
+      clearTimeout(timer);
+    }
+    if (allowed === TIMED_OUT) {
+      return { code: deadlineFirst ? "DEADLINE_EXCEEDED" : "UNAUTHORIZED" };
+    }
+    return allowed === true ? null : { code: "UNAUTHORIZED" };
+  }
+
+  /**
+   * Executes and projects under one timer; returns what complete should write. The projector
+   * gets the copy of the raw response that is recorded, and the agent the copy of the
+   * projection that is recorded.
+   */
+  async #runTool(run: RunContext, call: Call): Promise<ToolRun> {
+    const { tool, toolCallId, input, requestJson, requestBytes } = call;
+    const limits = this.limits;
+    const fail = (errorCode: ErrorCode, rawJson: string | null, error?: unknown): ToolRun => ({
+      outcome: { status: "ERROR", errorCode, rawJson },
       ...(error === undefined ? {} : { error }),
     });
+    // Everything in the record but the raw response and the agent result. The IDs are ASCII
+    // (their patterns), so their length is their byte count; a tool name may be any text.
+    const recordBaseBytes = requestBytes + RECORD_OVERHEAD_BYTES + run.runId.length +
+      toolCallId.length + utf8ByteLength(tool.name);
     const controller = new AbortController();
     const startedAt = this.#clock();
     const budgetMs = Math.min(
@@ -538,65 +633,96 @@ export class ToolBoundary {
       let raw: unknown;
       try {
         raw = tool.execute(input, { signal: controller.signal, run, toolCallId });
-        if (isThenable(raw)) {
-          const running = Promise.resolve(raw);
-          running.catch(() => {}); // a late rejection after a timeout is not unhandled
-          raw = await Promise.race([running, armTimer()]);
-        }
       } catch (error) {
         return fail(controller.signal.aborted ? "TOOL_TIMEOUT" : "EXECUTION_FAILED", null, error);
       }
-      if (raw === TIMED_OUT) return fail("TOOL_TIMEOUT", null);
-
-      const rawJson = serialize(raw, this.limits.rawDepth);
-      if (rawJson === null) return fail("SERIALIZATION_FAILED", null);
+      // Plain data is read once, by the snapshot; only what it refuses is asked whether it is a
+      // promise (its `then` read, as `await` would), and then awaited and read once.
+      let rawSnapshot = snapshotJson(raw, limits.rawDepth, limits.rawBytes);
+      if ("problem" in rawSnapshot) {
+        let thenable = false;
+        try {
+          thenable = isThenable(raw);
+        } catch (error) {
+          return fail("SERIALIZATION_FAILED", null, error); // a `then` getter or trap threw
+        }
+        if (thenable) {
+          try {
+            const running = Promise.resolve(raw);
+            running.catch(() => {}); // a late rejection after a timeout is not unhandled
+            raw = await Promise.race([running, armTimer()]);
+          } catch (error) {
+            const code = controller.signal.aborted ? "TOOL_TIMEOUT" : "EXECUTION_FAILED";
+            return fail(code, null, error);
+          }
+          if (raw === TIMED_OUT) return fail("TOOL_TIMEOUT", null);
+          rawSnapshot = snapshotJson(raw, limits.rawDepth, limits.rawBytes);
+        }
+      }
+      if ("problem" in rawSnapshot) {
+        const problem = rawSnapshot.problem;
+        return fail(
+          problem === "TOO_LARGE" ? "RESULT_TOO_LARGE" : "SERIALIZATION_FAILED",
+          null,
+          rawSnapshot.error,
+        );
+      }
+      const rawJson = rawSnapshot.json;
       const rawBytes = utf8ByteLength(rawJson);
-      if (rawBytes > this.limits.rawBytes || recordBaseBytes + rawBytes > this.limits.recordBytes) {
+      if (rawBytes > limits.rawBytes || recordBaseBytes + rawBytes > limits.recordBytes) {
         return fail("RESULT_TOO_LARGE", null);
       }
 
       let projected: unknown;
       try {
-        projected = tool.project(raw, { run, toolCallId, input });
-        if (isThenable(projected)) {
-          const projecting = Promise.resolve(projected);
-          projecting.catch(() => {});
-          projected = await Promise.race([projecting, armTimer()]);
-        }
+        projected = tool.project(
+          rawSnapshot.value,
+          new RecordedContext(run, toolCallId, requestJson),
+        );
       } catch (error) {
         return fail("PROJECTION_FAILED", rawJson, error);
       }
-      if (projected === TIMED_OUT) return fail("TOOL_TIMEOUT", rawJson);
-      let projectionJson: string;
-      let evidence: ProjectedEvidence;
-      try {
-        const projection = validateProjection(projected, CONTENT_DEPTH);
-        if (projection === null) return fail("INVALID_PROJECTION", rawJson);
-        evidence = projection.evidence;
-        projectionJson = JSON.stringify({
-          evidence: projection.evidence,
-          scope: projection.scope,
-          content: projection.content,
-        });
-      } catch (error) {
-        // A getter that throws, or content too deep for JSON.stringify.
-        return fail("INVALID_PROJECTION", rawJson, error);
+      const { agentResultBytes } = limits;
+      let checked = snapshotProjection(projected, CONTENT_DEPTH, agentResultBytes);
+      if ("problem" in checked) {
+        let thenable = false;
+        try {
+          thenable = isThenable(projected);
+        } catch (error) {
+          return fail("INVALID_PROJECTION", rawJson, error);
+        }
+        if (thenable) {
+          try {
+            const projecting = Promise.resolve(projected);
+            projecting.catch(() => {});
+            projected = await Promise.race([projecting, armTimer()]);
+          } catch (error) {
+            return fail("PROJECTION_FAILED", rawJson, error);
+          }
+          if (projected === TIMED_OUT) return fail("TOOL_TIMEOUT", rawJson);
+          checked = snapshotProjection(projected, CONTENT_DEPTH, agentResultBytes);
+        }
       }
-      const agentBytes = utf8ByteLength(projectionJson);
+      if ("problem" in checked) {
+        const code = checked.problem === "TOO_LARGE" ? "RESULT_TOO_LARGE" : "INVALID_PROJECTION";
+        return fail(code, rawJson, checked.error);
+      }
+      const agentResultJson = checked.json;
+      const agentBytes = utf8ByteLength(agentResultJson);
       if (
-        agentBytes > this.limits.agentResultBytes ||
-        recordBaseBytes + rawBytes + agentBytes > this.limits.recordBytes
+        agentBytes > limits.agentResultBytes ||
+        recordBaseBytes + rawBytes + agentBytes > limits.recordBytes
       ) {
         return fail("RESULT_TOO_LARGE", rawJson);
       }
       return {
         outcome: {
           status: "READY",
-          evidence,
+          evidence: checked.projection.evidence,
           rawJson,
-          agentResultJson: projectionJson,
+          agentResultJson,
         },
-        projectionJson,
+        projection: checked.projection,
       };
     } finally {
       clearTimeout(timer);
@@ -645,25 +771,46 @@ export class ToolBoundary {
   }
 }
 
+/**
+ * What a projector gets besides the raw response. `input` is the recorded request, parsed when
+ * first asked for (the tool may have changed its own copy); a class, as an object literal with
+ * a getter costs far more to create.
+ */
+class RecordedContext implements ProjectContext {
+  readonly run: RunContext;
+  readonly toolCallId: string;
+  readonly #requestJson: string;
+  #input: JsonObject | undefined;
+
+  constructor(run: RunContext, toolCallId: string, requestJson: string) {
+    this.run = run;
+    this.toolCallId = toolCallId;
+    this.#requestJson = requestJson;
+  }
+
+  get input(): JsonObject {
+    return this.#input ??= JSON.parse(this.#requestJson) as JsonObject;
+  }
+}
+
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
-/**
- * The JSON text of a value that must be plain JSON data, or `null` when it is not: refused by
- * the strict check (which also ends cycles at `maxDepth`), or throwing while read (a getter).
- */
-function serialize(value: unknown, maxDepth: number): string | null {
-  return isJsonData(value, maxDepth) ? JSON.stringify(value) : null;
-}
-
-function isJsonData(value: unknown, maxDepth: number): boolean {
-  if (value === undefined) return false;
-  try {
-    return checkJson(value, maxDepth) === null;
-  } catch {
-    return false;
+/** A snapshot of the input, which must be a JSON object. */
+function snapshotObject(
+  value: unknown,
+  maxDepth: number,
+  maxLength: number,
+): { json: string; value: JsonObject } | { problem: SnapshotProblem; error?: unknown } {
+  const snapshot = snapshotJson(value, maxDepth, maxLength);
+  if ("problem" in snapshot) return snapshot;
+  const copy = snapshot.value;
+  // The copy is the boundary's own plain data: these checks run no foreign code.
+  if (typeof copy !== "object" || copy === null || Array.isArray(copy)) {
+    return { problem: "NOT_JSON" };
   }
+  return { json: snapshot.json, value: copy };
 }
 
 function errorResult(toolCallId: string | null, code: ErrorCode): ErrorResult {

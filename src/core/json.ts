@@ -1,5 +1,5 @@
 /**
- * JSON value types and the strict check that a value survives `JSON.stringify` unchanged.
+ * JSON value types, and the one walk that reads a value once into a plain copy and its JSON text.
  *
  * @module
  */
@@ -16,18 +16,79 @@ export interface JsonObject {
 /** Why a value is not plain JSON data. */
 export type JsonProblem = "NOT_JSON" | "TOO_DEEP";
 
+/** Why {@linkcode snapshotJson} refused a value: not JSON data, too deep, or too long. */
+export type SnapshotProblem = JsonProblem | "TOO_LARGE";
+
+/**
+ * A value read once: its JSON text and a fresh copy that is exactly `JSON.parse(json)`, or why
+ * the value was refused (with what a read threw, if one did, for logs only).
+ */
+export type JsonSnapshot =
+  | { json: string; value: JsonValue }
+  | { problem: SnapshotProblem; error?: unknown };
+
 /** The deepest `checkJson` ever descends, whatever `maxDepth` says, so it cannot overflow the stack. */
 export const MAX_CHECK_DEPTH = 1_000;
 
 /**
- * Checks that a value is plain JSON data: strings, finite numbers, booleans, null, arrays and
- * plain objects (prototype `Object.prototype` or `null`). Anything `JSON.stringify` would drop,
- * change or reject (undefined, functions, symbols, BigInt, NaN, Infinity, class instances such
- * as Date or Map, array holes, cycles) is refused, so that what is stored is exactly what the
- * caller had. Nesting deeper than `maxDepth` (at most {@linkcode MAX_CHECK_DEPTH}) is refused,
- * which also ends a cycle, so hostile nesting can neither hang it nor overflow the stack.
+ * Reads a value exactly once and returns a fresh copy of it with its JSON text, or refuses it.
  *
- * A getter that throws makes `checkJson` throw; callers treat that as "not JSON".
+ * Accepted: strings, finite numbers, booleans, null, arrays (prototype `Array.prototype`,
+ * every index present, no other own property) and plain objects (prototype `Object.prototype`
+ * or `null`, only enumerable string-keyed own properties). Refused, because `JSON.stringify`
+ * would drop, change or reject them: undefined, functions, symbols, BigInt, NaN, Infinity,
+ * class instances (Date, Map, Array subclasses), array holes, extra properties on arrays,
+ * symbol keys, non-enumerable own properties (a hidden `toJSON` among them), cycles, and
+ * anything while `Object.prototype` or `Array.prototype` has a `toJSON`.
+ *
+ * Each own property is read once. A getter therefore runs exactly once, and its result is what
+ * the copy holds, as `JSON.stringify` would see it; reading descriptors instead (to refuse
+ * getters) costs about three times as much per property. A getter that throws, or that adds
+ * or removes properties while it is read, refuses the value. A Proxy is read through its traps
+ * like any object: a trap that throws refuses the value, and what the traps answered is what
+ * the copy holds. The text is made from the copy, never from the value, so nothing the value
+ * does later (or did on a second read) can make the two differ. `-0` becomes `0`, as in JSON.
+ *
+ * Work is bounded: nesting deeper than `maxDepth` (at most {@linkcode MAX_CHECK_DEPTH}) is
+ * TOO_DEEP, which also ends a cycle, and the walk stops with TOO_LARGE as soon as the JSON
+ * text is certain to be longer than `maxLength` UTF-16 units (a UTF-8 byte limit can be passed
+ * as is: JSON text never has fewer UTF-8 bytes than UTF-16 units), so shared sub-objects cannot
+ * make it walk without end.
+ *
+ * @param value Anything.
+ * @param maxDepth The deepest nesting of arrays and objects accepted.
+ * @param maxLength The longest JSON text accepted, in UTF-16 units. @default Infinity
+ * @returns `{ json, value }`, or `{ problem }` (with `error` when a read threw).
+ *
+ * @example
+ * ```ts
+ * import { snapshotJson } from "@tool-boundary/core";
+ * import assert from "node:assert/strict";
+ *
+ * let reads = 0;
+ * const live = { get n() { return ++reads; } };
+ * const snapshot = snapshotJson(live, 64);
+ * assert.deepEqual(snapshot, { json: '{"n":1}', value: { n: 1 } });
+ * assert.equal(reads, 1);
+ * const hidden = Object.defineProperty({}, "toJSON", { value: () => "x" });
+ * assert.deepEqual(snapshotJson(hidden, 64), { problem: "NOT_JSON" });
+ * ```
+ */
+export function snapshotJson(value: unknown, maxDepth: number, maxLength?: number): JsonSnapshot {
+  const copy = copyOnce(value, maxDepth, maxLength ?? Number.POSITIVE_INFINITY);
+  if ("problem" in copy) return copy;
+  try {
+    return { json: JSON.stringify(copy.value), value: copy.value };
+  } catch (error) {
+    // Not expected: the copy is plain data and no prototype has a toJSON.
+    return { problem: "NOT_JSON", error };
+  }
+}
+
+/**
+ * Checks that a value is plain JSON data, by the rules of {@linkcode snapshotJson} (whose copy
+ * it makes and drops): a value it accepts survives `JSON.stringify` unchanged. It never throws:
+ * a getter or Proxy trap that throws makes the value "NOT_JSON".
  *
  * @param value Anything.
  * @param maxDepth The deepest nesting of arrays and objects accepted.
@@ -39,45 +100,125 @@ export const MAX_CHECK_DEPTH = 1_000;
  * import { checkJson } from "@tool-boundary/core";
  * assert.equal(checkJson({ a: [1, "x", null] }, 64), null);
  * assert.equal(checkJson({ at: new Date() }, 64), "NOT_JSON");
+ * assert.equal(checkJson([[[1]]], 2), "TOO_DEEP");
  * ```
  */
 export function checkJson(value: unknown, maxDepth: number): JsonProblem | null {
-  problem = null;
-  return walk(value, Math.min(maxDepth, MAX_CHECK_DEPTH)) ? null : problem ?? "NOT_JSON";
+  const copy = copyOnce(value, maxDepth, Number.POSITIVE_INFINITY);
+  // No length limit, so never TOO_LARGE.
+  return "problem" in copy ? copy.problem as JsonProblem : null;
 }
 
-let problem: JsonProblem | null = null;
+const REFUSED: unique symbol = Symbol("refused");
+const ObjectPrototype = Object.prototype;
+const ArrayPrototype = Array.prototype;
+const { getPrototypeOf, getOwnPropertyNames, getOwnPropertySymbols, keys: keysOf, hasOwn } = Object;
+const { isArray } = Array;
+const { ownKeys } = Reflect;
+
+// The state of the walk in progress. A getter may start another walk inside it, so each walk
+// saves and restores the state of the one it interrupts.
+let problem: SnapshotProblem = "NOT_JSON";
+let budget = 0;
+
+function copyOnce(
+  value: unknown,
+  maxDepth: number,
+  maxLength: number,
+): { value: JsonValue } | { problem: SnapshotProblem; error?: unknown } {
+  const outerProblem = problem;
+  const outerBudget = budget;
+  problem = "NOT_JSON";
+  budget = maxLength;
+  try {
+    // A prototype's toJSON would make JSON.stringify rewrite every copy.
+    if (hasOwn(ObjectPrototype, "toJSON") || hasOwn(ArrayPrototype, "toJSON")) {
+      return { problem: "NOT_JSON" };
+    }
+    const copy = copyValue(value, Math.min(maxDepth, MAX_CHECK_DEPTH));
+    return copy === REFUSED ? { problem } : { value: copy };
+  } catch (error) {
+    // A getter or a Proxy trap threw, or a trap broke a Proxy invariant.
+    return { problem: "NOT_JSON", error };
+  } finally {
+    problem = outerProblem;
+    budget = outerBudget;
+  }
+}
 
 /** Recursion is the fast path in V8, and the depth cap keeps it far from the stack's limit. */
-function walk(value: unknown, depth: number): boolean {
+function copyValue(value: unknown, depth: number): JsonValue | typeof REFUSED {
   switch (typeof value) {
     case "string":
-    case "boolean":
-      return true;
+      return (budget -= value.length + 2) < 0 ? tooLarge() : value;
     case "number":
-      return Number.isFinite(value);
-    case "object": {
-      if (value === null) return true;
+      if (!Number.isFinite(value)) return REFUSED;
+      return --budget < 0 ? tooLarge() : value === 0 ? 0 : value;
+    case "boolean":
+      return (budget -= 4) < 0 ? tooLarge() : value;
+    case "object":
+      if (value === null) return (budget -= 4) < 0 ? tooLarge() : null;
       if (depth < 1) {
         problem = "TOO_DEEP";
-        return false;
+        return REFUSED;
       }
-      if (Array.isArray(value)) {
-        for (let i = 0; i < value.length; i++) {
-          if (!(i in value) || !walk(value[i], depth - 1)) return false;
-        }
-        return true;
-      }
-      const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) return false;
-      for (const key in value) {
-        if (!walk((value as Record<string, unknown>)[key], depth - 1)) return false;
-      }
-      return true;
-    }
+      return isArray(value) ? copyArray(value, depth) : copyObject(value, depth);
     default:
-      return false;
+      return REFUSED;
   }
+}
+
+function copyArray(value: unknown[], depth: number): JsonValue[] | typeof REFUSED {
+  if (getPrototypeOf(value) !== ArrayPrototype) return REFUSED;
+  const length = value.length;
+  if (typeof length !== "number") return REFUSED; // a Proxy's answer; never coerced
+  // An ordinary array lists its indices, then "length", then any other key: exactly
+  // length + 1 keys ending in "length" means no hole and nothing JSON would drop.
+  const keys = ownKeys(value);
+  if (keys.length !== length + 1 || keys[length] !== "length") return REFUSED;
+  // Only a Proxy can lie about its prototype; `in` asks it without running a getter.
+  if ("toJSON" in value) return REFUSED;
+  if ((budget -= length + 1) < 0) return tooLarge();
+  const copy: JsonValue[] = [];
+  for (let i = 0; i < length; i++) {
+    const item = copyValue(value[i], depth - 1);
+    if (item === REFUSED) return REFUSED;
+    copy[i] = item;
+  }
+  return copy;
+}
+
+function copyObject(value: object, depth: number): JsonObject | typeof REFUSED {
+  const proto = getPrototypeOf(value);
+  if (proto !== ObjectPrototype && proto !== null) return REFUSED;
+  // Spread reads each own enumerable property once (a getter runs once) and defines each on
+  // the copy, so a "__proto__" key stays an own property and no setter runs.
+  const copy = { ...value } as Record<string, unknown>;
+  const keys = keysOf(copy);
+  if (getOwnPropertyNames(value).length !== keys.length) return REFUSED; // non-enumerable
+  if (getOwnPropertySymbols(value).length !== 0) return REFUSED;
+  // An own toJSON is in the copy (and refused there unless it is data); an inherited one is
+  // possible only behind a Proxy lying about its prototype.
+  if ("toJSON" in value && !hasOwn(copy, "toJSON")) return REFUSED;
+  budget -= 1;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const item = copy[key];
+    if (typeof item === "string") { // the bulk of JSON, counted here without a call
+      if ((budget -= key.length + item.length + 6) < 0) return tooLarge();
+      continue;
+    }
+    if ((budget -= key.length + 4) < 0) return tooLarge();
+    const inner = copyValue(item, depth - 1);
+    if (inner === REFUSED) return REFUSED;
+    if (inner !== item || inner === 0) copy[key] = inner; // a copied container; -0 as 0
+  }
+  return copy as JsonObject;
+}
+
+function tooLarge(): typeof REFUSED {
+  problem = "TOO_LARGE";
+  return REFUSED;
 }
 
 /**

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { checkJson, isPlainObject } from "./json.ts";
+import { snapshotJson, type SnapshotProblem } from "./json.ts";
 import type { FactRow } from "./store.ts";
 import type { ObservedFact, Projection } from "./types.ts";
 import { utf8ByteLength } from "./utf8.ts";
@@ -75,28 +75,61 @@ export function rowsToFacts(
 
 /**
  * Checks a projector's return value: exactly `{ evidence, scope, content }`, evidence
- * EVIDENCE_FOUND or NO_EVIDENCE, a non-empty scope, and plain JSON content.
+ * EVIDENCE_FOUND or NO_EVIDENCE, a non-empty scope, and plain JSON content. The value is read
+ * once, by the rules of `snapshotJson`, and the checks run on that copy.
  *
  * @param value What the projector returned.
  * @param maxDepth The deepest nesting accepted in `content`.
- * @returns The projection, or `null` when it is not valid.
+ * @returns A fresh copy of the projection, or `null` when it is not valid.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { validateProjection } from "@tool-boundary/core";
  * assert.equal(validateProjection({ evidence: "ERROR", scope: "x", content: 1 }, 64), null);
+ * const ok = { evidence: "NO_EVIDENCE", scope: "logs, last hour", content: [] };
+ * assert.deepEqual(validateProjection(ok, 64), ok);
  * ```
  */
 export function validateProjection(value: unknown, maxDepth: number): Projection | null {
-  if (!isPlainObject(value)) return null;
-  const { evidence, scope, content } = value;
-  if (evidence !== "EVIDENCE_FOUND" && evidence !== "NO_EVIDENCE") return null;
-  if (typeof scope !== "string" || scope.trim().length === 0) return null;
-  if (Object.keys(value).length !== 3 || !("content" in value)) return null;
-  if (checkJson(content, maxDepth) !== null) return null;
-  return value as unknown as Projection;
+  const snapshot = snapshotProjection(value, maxDepth);
+  return "problem" in snapshot ? null : snapshot.projection;
 }
+
+/**
+ * Reads a projection once and checks it (as {@linkcode validateProjection}); also returns its
+ * JSON text, with the keys in the order `evidence, scope, content`. Internal to the boundary.
+ *
+ * @param value What the projector returned.
+ * @param maxDepth The deepest nesting accepted in `content`.
+ * @param maxLength The longest JSON text accepted, in UTF-16 units (see `snapshotJson`).
+ * @returns The checked copy and its text, or why it was refused (`INVALID` for a bad shape).
+ */
+export function snapshotProjection(
+  value: unknown,
+  maxDepth: number,
+  maxLength?: number,
+):
+  | { projection: Projection; json: string }
+  | { problem: SnapshotProblem | "INVALID"; error?: unknown } {
+  const snapshot = snapshotJson(value, maxDepth + 1, maxLength);
+  if ("problem" in snapshot) return snapshot;
+  const copy = snapshot.value;
+  if (typeof copy !== "object" || copy === null || Array.isArray(copy)) return INVALID;
+  const keys = Object.keys(copy);
+  if (
+    keys.length !== 3 || !keys.includes("evidence") || !keys.includes("scope") ||
+    !keys.includes("content")
+  ) return INVALID;
+  const { evidence, scope, content } = copy;
+  if (evidence !== "EVIDENCE_FOUND" && evidence !== "NO_EVIDENCE") return INVALID;
+  if (typeof scope !== "string" || scope.trim().length === 0) return INVALID;
+  const projection = { evidence, scope, content } as Projection;
+  const inOrder = keys[0] === "evidence" && keys[1] === "scope";
+  return { projection, json: inOrder ? snapshot.json : JSON.stringify(projection) };
+}
+
+const INVALID = { problem: "INVALID" } as const;
 
 function parseProjection(text: string): Projection | null {
   try {

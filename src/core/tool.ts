@@ -37,7 +37,7 @@ export interface ProjectContext {
   run: RunContext;
   /** The framework's tool call ID. */
   toolCallId: string;
-  /** The input the tool received. */
+  /** The request as recorded: what the tool received, whatever the tool did to it since. */
   input: JsonObject;
 }
 
