@@ -58,6 +58,8 @@ export type BoundaryEvent =
     toolCallId: string | null;
     toolName: string | null;
     code: ErrorCode;
+    /** A copy of what `invoke` returned to the agent. */
+    result: ErrorResult;
     /** Internal detail (schema issues, a thrown error); never shown to an agent. */
     error?: unknown;
   }
@@ -70,6 +72,8 @@ export type BoundaryEvent =
     status: "READY" | "ERROR";
     code: ErrorCode | null;
     durationMs: number;
+    /** A copy of what `invoke` returned to the agent (its evidence, for traces). */
+    result: BoundaryResult;
     /** Internal detail of a failure; never shown to an agent. */
     error?: unknown;
   }
@@ -389,25 +393,30 @@ export class ToolBoundary {
       code = "STORE_UNAVAILABLE";
       failure = thrown;
     }
+    let result: BoundaryResult;
+    if (code !== null || ran.projection === undefined) {
+      result = errorResult(toolCallId, code ?? "ILLEGAL_TRANSITION");
+    } else {
+      // The projection is the boundary's own copy, exactly JSON.parse of the stored text: the
+      // projector never held it, so the agent sees exactly the recorded result.
+      const { evidence, scope, content } = ran.projection;
+      result = { status: "READY", toolCallId, evidence, scope, content };
+    }
     if (this.#observe !== undefined) {
       this.#emit({
         type: "call.finished",
         runId: run.runId,
         toolCallId,
         toolName: tool.name,
-        status: code === null ? "READY" : "ERROR",
-        code,
+        status: result.status,
+        code: result.status === "ERROR" ? result.code : null,
         durationMs: this.#clock() - startedAt,
+        // The observer's own copy: nothing it does can change what the agent gets.
+        result: structuredClone(result),
         ...(failure === undefined ? {} : { error: failure }),
       });
     }
-    if (code !== null || ran.projection === undefined) {
-      return errorResult(toolCallId, code ?? "ILLEGAL_TRANSITION");
-    }
-    // The projection is the boundary's own copy, exactly JSON.parse of the stored text: the
-    // projector never held it, so the agent sees exactly the recorded result.
-    const { evidence, scope, content } = ran.projection;
-    return { status: "READY", toolCallId, evidence, scope, content };
+    return result;
   }
 
   /**
@@ -737,6 +746,9 @@ export class ToolBoundary {
     detail?: unknown,
     issues?: InputIssue[],
   ): ErrorResult {
+    const refused = errorResult(toolCallId, code);
+    // Schema issues name fields and expected types only, never values: safe for the agent.
+    const result = issues === undefined ? refused : { ...refused, issues };
     if (this.#observe !== undefined) {
       this.#emit({
         type: "call.refused",
@@ -744,12 +756,11 @@ export class ToolBoundary {
         toolCallId,
         toolName,
         code,
+        result: structuredClone(result),
         ...(detail === undefined ? {} : { error: detail }),
       });
     }
-    const result = errorResult(toolCallId, code);
-    // Schema issues name fields and expected types only, never values: safe for the agent.
-    return issues === undefined ? result : { ...result, issues };
+    return result;
   }
 
   async #storeCall<T>(operation: () => Promise<T>): Promise<T> {
