@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { ToolBoundary } from "../src/mod.ts";
 import { createApp } from "../src/http/mod.ts";
+import { buildOpenApi } from "../src/http/openapi.ts";
 import { pathGuards, ROUTES } from "../src/http/routes.ts";
 import { schemaOf } from "../src/http/schemas.ts";
 import { DEMO_TOOLS } from "../edge/demo/tools.ts";
@@ -115,6 +116,17 @@ Deno.test("pathGuards() refuses a path parameter that has no check", () => {
   assert.throws(() => pathGuards("/v1/runs/:runId/notes/:noteId"), {
     name: "TypeError",
     message: "Cannot create app: no check for the path parameter :noteId",
+  });
+});
+
+Deno.test("buildOpenApi() refuses a route whose body schema is no component", () => {
+  const info = { title: "t", version: "1" };
+  const [startRun] = ROUTES;
+  assert.ok(startRun?.body !== undefined);
+  assert.equal(Object.keys(buildOpenApi([startRun], info).paths as object).length, 1);
+  assert.throws(() => buildOpenApi([{ ...startRun, body: { schema: v.object({}) } }], info), {
+    name: "TypeError",
+    message: "Cannot build OpenAPI: a body schema is no component",
   });
 });
 

@@ -6,17 +6,7 @@
 import type * as v from "valibot";
 import { toJsonSchema } from "@valibot/to-json-schema";
 import type { Access } from "./auth.ts";
-import {
-  BoundaryResultSchema,
-  CanonicalRecordSchema,
-  ErrorBodySchema,
-  HealthSchema,
-  RunContextSchema,
-  RunEndSchema,
-  StartRunBody,
-  ToolCallBody,
-  ToolsSchema,
-} from "./schemas.ts";
+import { type ComponentName, COMPONENTS } from "./schemas.ts";
 
 /** What the document says of a route; the route table's entries are these and more. */
 export interface RouteDoc {
@@ -35,22 +25,6 @@ export interface RouteDoc {
   /** Status -> component name of the response body. */
   responses: Readonly<Record<number, ComponentName>>;
 }
-
-/** The named schemas of the document. */
-const COMPONENTS = {
-  StartRunBody,
-  ToolCallBody,
-  RunContext: RunContextSchema,
-  BoundaryResult: BoundaryResultSchema,
-  CanonicalRecord: CanonicalRecordSchema,
-  RunEnd: RunEndSchema,
-  Tools: ToolsSchema,
-  Health: HealthSchema,
-  Error: ErrorBodySchema,
-} satisfies Record<string, v.GenericSchema>;
-
-/** A component of the document. */
-export type ComponentName = keyof typeof COMPONENTS;
 
 /** Converts a valibot schema to a JSON Schema (2020-12, as OpenAPI 3.1 uses) without `$schema`. */
 export function jsonSchemaOf(

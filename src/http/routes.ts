@@ -2,7 +2,9 @@
  * The route table: every route the app serves, once. `createApp` registers each entry behind the
  * guards its access, path parameters and body call for; the OpenAPI document is built from the
  * same entries; and the 405s come from what was registered (Hono's method-not-allowed
- * middleware), so adding a route is adding an entry here.
+ * middleware). Adding a route is adding an entry to {@linkcode ROUTES}: a new path parameter
+ * also needs its check in `PATH_PARAMS`, a new body or response shape its schema in
+ * `schemas.ts` (listed in `COMPONENTS` there).
  *
  * @module
  */

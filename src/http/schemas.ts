@@ -252,3 +252,19 @@ export const ErrorBodySchema: v.GenericSchema<ErrorBody> = schemaOf<ErrorBody>()
   message: v.string(),
   issues: v.exactOptional(v.array(issue)),
 }));
+
+/** Every schema the OpenAPI document names, by its name there. */
+export const COMPONENTS = {
+  StartRunBody,
+  ToolCallBody,
+  RunContext: RunContextSchema,
+  BoundaryResult: BoundaryResultSchema,
+  CanonicalRecord: CanonicalRecordSchema,
+  RunEnd: RunEndSchema,
+  Tools: ToolsSchema,
+  Health: HealthSchema,
+  Error: ErrorBodySchema,
+} satisfies Record<string, v.GenericSchema>;
+
+/** The name of a schema in the OpenAPI document. */
+export type ComponentName = keyof typeof COMPONENTS;
