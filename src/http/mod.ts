@@ -57,7 +57,7 @@ import { BoundaryError, type ErrorCode } from "../core/errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { toInputIssues } from "../core/issues.ts";
 import type { BoundaryResult, InputIssue, Limits, RunContext } from "../core/types.ts";
-import { buildOpenApi, jsonSchemaOf, ROUTES } from "./openapi.ts";
+import { buildOpenApi, ROUTES } from "./openapi.ts";
 import { perToolOf, StartRunBody, ToolCallBody } from "./schemas.ts";
 import {
   type AnyErrorCode,
@@ -193,11 +193,11 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   const runs = new RunCache(options.runCacheSize ?? 1024);
   const openapi = buildOpenApi(options.info ?? { title: "tool-boundary", version: "0.1.0" });
   const tools = {
-    tools: [...boundary.tools.values()].map((tool) => ({
+    tools: boundary.describeTools().map((tool) => ({
       name: tool.name,
       description: tool.description ?? null,
       readOnly: tool.readOnly,
-      inputSchema: tool.input === undefined ? { type: "object" } : jsonSchemaOf(tool.input, true),
+      inputSchema: tool.inputSchema,
     })),
   };
   const report = (error: unknown, c: Context<AppEnv>) => {

@@ -4,7 +4,7 @@
  * @module
  */
 import type * as v from "valibot";
-import { toJsonSchema } from "@valibot/to-json-schema";
+import { jsonSchemaOf } from "../core/json_schema.ts";
 import {
   BoundaryResultSchema,
   CanonicalRecordSchema,
@@ -128,20 +128,6 @@ export const ROUTES: readonly RouteSpec[] = [
     responses: {},
   },
 ];
-
-/** Converts a valibot schema to a JSON Schema (2020-12, as OpenAPI 3.1 uses) without `$schema`. */
-export function jsonSchemaOf(
-  schema: v.GenericSchema,
-  lenient = false,
-): Record<string, unknown> {
-  const { $schema: _, ...rest } = toJsonSchema(schema, {
-    target: "draft-2020-12",
-    typeMode: "input",
-    // Tools are the user's: a part JSON Schema cannot express is left out, not fatal.
-    errorMode: lenient ? "ignore" : "throw",
-  }) as Record<string, unknown>;
-  return rest;
-}
 
 /**
  * Builds the OpenAPI 3.1 document from {@linkcode ROUTES} and the schemas.
