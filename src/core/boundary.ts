@@ -425,13 +425,21 @@ export class ToolBoundary {
   ): Promise<BoundaryResult> {
     const call = preflight(this.#setup, run, envelope, options);
     if (!(call instanceof Call)) return call;
-    const refused = (await authorize(call)) ?? (await begin(call));
+    // A step answers with a promise only when it has to wait (for an authorize hook, a tool or
+    // a projector that returned one): awaiting a plain value would still cost a turn.
+    let refused = authorize(call);
+    if (refused instanceof Promise) refused = await refused;
+    refused ??= await begin(call);
     if (refused !== null) return refused;
     // The record exists: whatever happens from here on, complete() ends it READY or ERROR.
     if (call.outcome === null) { // not cancelled while it began
       try {
-        const raw = await execute(call);
-        if (raw !== null && check(call, raw)) await project(call, raw);
+        let raw = execute(call);
+        if (raw instanceof Promise) raw = await raw;
+        if (raw !== null && check(call, raw)) {
+          const projecting = project(call, raw);
+          if (projecting !== undefined) await projecting;
+        }
       } catch (error) {
         call.fail("EXECUTION_FAILED", null, error); // not expected: every step guards itself
       } finally {

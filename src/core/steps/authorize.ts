@@ -12,13 +12,19 @@ import { abortReason, type Call, isAborted, isThenable, listen, unlisten } from 
 /**
  * Asks `authorize` (when the boundary has one), then refuses a writable tool.
  *
- * @returns `null` when the call may go on, else the refusal (nothing is recorded).
+ * @returns `null` when the call may go on, else the refusal (nothing is recorded); a promise of
+ *   either only when the boundary has an `authorize` hook.
  */
-export async function authorize(call: Call): Promise<ErrorResult | null> {
-  if (call.setup.authorize !== undefined) {
-    const refusal = await ask(call);
-    if (refusal !== null) return call.refuse(refusal.code, refusal.error);
-  }
+export function authorize(call: Call): ErrorResult | null | Promise<ErrorResult | null> {
+  return call.setup.authorize === undefined ? readOnly(call) : askThenCheck(call);
+}
+
+async function askThenCheck(call: Call): Promise<ErrorResult | null> {
+  const refusal = await ask(call);
+  return refusal === null ? readOnly(call) : call.refuse(refusal.code, refusal.error);
+}
+
+function readOnly(call: Call): ErrorResult | null {
   return call.tool.readOnly === true ? null : call.refuse("NOT_READ_ONLY");
 }
 

@@ -17,9 +17,13 @@ import { type Call, isThenable, STOPPED } from "./call.ts";
  * `{ evidence, scope, content }` (INVALID_PROJECTION), within `agentResultBytes` and, with the
  * record, `recordBytes` (RESULT_TOO_LARGE); a throw or rejection is PROJECTION_FAILED. Decides
  * the call's outcome: READY with the agent's copy, or ERROR keeping the raw response.
+ *
+ * @returns A promise only when the projector returned one.
  */
-export async function project(call: Call, raw: { json: string; value: JsonValue }): Promise<void> {
-  const limits = call.setup.limits;
+export function project(
+  call: Call,
+  raw: { json: string; value: JsonValue },
+): Promise<void> | undefined {
   const rawJson = raw.json;
   let projected: unknown;
   try {
@@ -31,8 +35,7 @@ export async function project(call: Call, raw: { json: string; value: JsonValue 
     call.fail("PROJECTION_FAILED", rawJson, error);
     return;
   }
-  const { agentResultBytes } = limits;
-  let checked = snapshotProjection(projected, CONTENT_DEPTH, agentResultBytes);
+  const checked = snapshotProjection(projected, CONTENT_DEPTH, call.setup.limits.agentResultBytes);
   if ("problem" in checked) {
     let thenable = false;
     try {
@@ -41,30 +44,45 @@ export async function project(call: Call, raw: { json: string; value: JsonValue 
       call.fail("INVALID_PROJECTION", rawJson, error);
       return;
     }
-    if (thenable) {
-      try {
-        const projecting = Promise.resolve(projected);
-        projecting.catch(() => {});
-        projected = await Promise.race([projecting, call.stopped()]);
-      } catch (error) {
-        call.fail("PROJECTION_FAILED", rawJson, error);
-        return;
-      }
-      if (projected === STOPPED) {
-        call.fail(call.stopCode!, rawJson);
-        return;
-      }
-      checked = snapshotProjection(projected, CONTENT_DEPTH, agentResultBytes);
-    }
+    if (thenable) return settle(call, projected as PromiseLike<unknown>, rawJson);
   }
+  decide(call, checked, rawJson);
+}
+
+/** Awaits the projector's promise until the stage is stopped, and reads its value once. */
+async function settle(call: Call, pending: PromiseLike<unknown>, rawJson: string): Promise<void> {
+  let projected: unknown;
+  try {
+    const projecting = Promise.resolve(pending);
+    projecting.catch(() => {});
+    projected = await Promise.race([projecting, call.stopped()]);
+  } catch (error) {
+    call.fail("PROJECTION_FAILED", rawJson, error);
+    return;
+  }
+  if (projected === STOPPED) {
+    call.fail(call.stopCode!, rawJson);
+    return;
+  }
+  const { agentResultBytes } = call.setup.limits;
+  decide(call, snapshotProjection(projected, CONTENT_DEPTH, agentResultBytes), rawJson);
+}
+
+/** READY with the checked projection, or the ERROR that keeps the raw response. */
+function decide(
+  call: Call,
+  checked: ReturnType<typeof snapshotProjection>,
+  rawJson: string,
+): void {
   if ("problem" in checked) {
     const code = checked.problem === "TOO_LARGE" ? "RESULT_TOO_LARGE" : "INVALID_PROJECTION";
     call.fail(code, rawJson, checked.error);
     return;
   }
+  const limits = call.setup.limits;
   const agentResultJson = checked.json;
   const agentBytes = utf8ByteLength(agentResultJson);
-  if (agentBytes > agentResultBytes || call.recordBytes + agentBytes > limits.recordBytes) {
+  if (agentBytes > limits.agentResultBytes || call.recordBytes + agentBytes > limits.recordBytes) {
     call.fail("RESULT_TOO_LARGE", rawJson);
     return;
   }
