@@ -95,7 +95,9 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  * Defines a tool. Checks the definition and returns it frozen.
  *
  * @param definition The tool: name, read-only flag, optional input schema, executor, projector.
- * @returns The same definition, frozen.
+ * @returns The same definition, frozen. A tool whose `execute` never returns data (it only ever
+ *   fails, with `toolError` or a throw) is typed with `Raw` = `unknown`, so that it fits a
+ *   boundary's tool list like any other.
  * @throws {TypeError} When the name is empty or holds a lone surrogate, or `execute`/`project`
  *   are not functions.
  * @throws {RangeError} When `timeoutMs` or `budget` is not a positive integer.
@@ -123,7 +125,7 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  */
 export function defineTool<Input extends Record<string, unknown>, Raw>(
   definition: ToolDefinition<Input, Raw>,
-): ToolDefinition<Input, Raw> {
+): ToolDefinition<Input, [Raw] extends [never] ? unknown : Raw> {
   if (!isToolName(definition?.name)) {
     throw new TypeError(
       "Cannot define tool: name must be a non-empty string of well-formed Unicode",
@@ -145,7 +147,8 @@ export function defineTool<Input extends Record<string, unknown>, Raw>(
       );
     }
   }
-  return Object.freeze({ ...definition });
+  // Only the never case changes: a projector that takes `never` is never called with data.
+  return Object.freeze({ ...definition }) as AnyToolDefinition;
 }
 
 const TOOL_ERRORS = new WeakSet<object>();
