@@ -586,8 +586,8 @@ Deno.test("a projector's raw type leaves out ToolError when execute may return o
   const tool = defineTool({
     name: "typed",
     readOnly: true,
-    execute: async (input: { fail?: boolean }) =>
-      input.fail === true ? toolError({ status: 503 }) : { hits: ["a"] },
+    execute: (input: { fail?: boolean }) =>
+      Promise.resolve(input.fail === true ? toolError({ status: 503 }) : { hits: ["a"] }),
     project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "typed", content: raw.hits }),
   });
   assert.equal(tool.name, "typed");
