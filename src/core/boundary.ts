@@ -143,11 +143,45 @@ export interface InvokeOptions {
    * CANCELLED and the tool never runs. Aborted while the tool or its projector runs: the tool's
    * `ctx.signal` fires with the same reason and the record ends ERROR CANCELLED (a tool that
    * ran out of time first stays TOOL_TIMEOUT).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { defineTool, type InvokeOptions, ToolBoundary } from "@tool-boundary/core";
+   * const echo = defineTool({
+   *   name: "echo",
+   *   readOnly: true,
+   *   execute: (input) => input,
+   *   project: () => ({ evidence: "NO_EVIDENCE", scope: "echo", content: null }),
+   * });
+   * const boundary = new ToolBoundary({ tools: [echo] });
+   * const run = await boundary.startRun();
+   * const options: InvokeOptions = { signal: AbortSignal.abort() };
+   * const envelope = { toolCallId: "call_1", runId: run.runId, toolName: "echo", input: {} };
+   * const result = await boundary.invoke(run, envelope, options);
+   * assert.equal(result.status === "ERROR" && result.code, "CANCELLED");
+   * ```
    */
   signal?: AbortSignal;
 }
 
-/** One tool as {@linkcode ToolBoundary.describeTools} lists it, for a model's tool list. */
+/**
+ * One tool as {@linkcode ToolBoundary.describeTools} lists it, for a model's tool list.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { defineTool, ToolBoundary, type ToolDescription } from "@tool-boundary/core";
+ * const ping = defineTool({
+ *   name: "ping",
+ *   readOnly: true,
+ *   execute: () => ({}),
+ *   project: () => ({ evidence: "NO_EVIDENCE", scope: "ping", content: null }),
+ * });
+ * const [listed]: ToolDescription[] = new ToolBoundary({ tools: [ping] }).describeTools();
+ * assert.deepEqual(listed, { name: "ping", readOnly: true, inputSchema: { type: "object" } });
+ * ```
+ */
 export interface ToolDescription {
   /** The tool's name. */
   name: string;

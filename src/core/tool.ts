@@ -157,6 +157,16 @@ const TOOL_ERRORS = new WeakSet<object>();
  * What {@linkcode toolError} returns: a tool's failure, with the raw response the record keeps.
  * Only values made by `toolError` (or this constructor) count; a look-alike object or a Proxy of
  * one is a raw response like any other.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ToolError, toolError } from "@tool-boundary/core";
+ * const failure = toolError({ status: 502 });
+ * assert.ok(failure instanceof ToolError);
+ * assert.deepEqual(failure.raw, { status: 502 });
+ * assert.ok(Object.isFrozen(failure));
+ * ```
  */
 export class ToolError {
   /** What the tool got, kept in the record when it is JSON data within the byte limits. */
