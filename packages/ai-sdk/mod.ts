@@ -77,32 +77,11 @@ import {
   type BoundaryResult,
   ERROR_MESSAGES,
   type RunContext,
-  type ToolCallEnvelope,
+  type ToolBoundary,
 } from "@tool-boundary/core";
 
-/** One tool as `ToolBoundary.describeTools()` lists it. */
-export interface DescribedTool {
-  /** The tool's name. */
-  name: string;
-  /** Its description, when it has one. */
-  description?: string;
-  /** Whether it is read-only (a writable one is offered too, and answers NOT_READ_ONLY). */
-  readOnly: boolean;
-  /** JSON Schema of its input. */
-  inputSchema: Record<string, unknown>;
-}
-
-/** What the adapter needs of a `ToolBoundary` (which has both). */
-export interface AdaptedBoundary {
-  /** Every tool of the boundary, with its input's JSON Schema. */
-  describeTools(): readonly DescribedTool[];
-  /** Runs one call through the boundary. */
-  invoke(
-    run: RunContext,
-    envelope: ToolCallEnvelope,
-    options?: { signal?: AbortSignal },
-  ): Promise<BoundaryResult>;
-}
+/** What the adapter uses of a `ToolBoundary`: its tool list and `invoke`. */
+export type AdaptedBoundary = Pick<ToolBoundary, "describeTools" | "invoke">;
 
 /**
  * The boundary's tools as an AI SDK `ToolSet`: pass it as `tools` to `generateText`,

@@ -10,7 +10,6 @@ import { ERROR_MESSAGES, ToolBoundary } from "@tool-boundary/core";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { CANARY_SECRET } from "@tool-boundary/core/testing";
 import { aiSdkTools } from "../mod.ts";
-import { adapt } from "./pending_core.ts";
 import { callStep, testTools, textStep, toolCall } from "./support.ts";
 
 Deno.test("ai 6: generateText gets the boundary's results and error results the same way", async () => {
@@ -28,7 +27,7 @@ Deno.test("ai 6: generateText gets the boundary's results and error results the 
   });
   const result = await generateText({
     model,
-    tools: aiSdkTools(adapt(boundary), run) as unknown as ToolSet,
+    tools: aiSdkTools(boundary, run) as unknown as ToolSet,
     prompt: "p",
     stopWhen: stepCountIs(3),
   });

@@ -10,7 +10,6 @@ import {
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { CANARY_SECRET } from "@tool-boundary/core/testing";
 import { aiSdkTools, toModelOutput } from "../mod.ts";
-import { adapt } from "./pending_core.ts";
 import { barrier, callStep, testTools, textStep, toolCall, usage } from "./support.ts";
 
 function setup(options: Parameters<typeof testTools>[0] = {}) {
@@ -67,7 +66,7 @@ Deno.test("aiSdkTools: one step's calls run concurrently, each reaching the mode
   });
   const result = await generateText({
     model,
-    tools: aiSdkTools(adapt(boundary), run),
+    tools: aiSdkTools(boundary, run),
     prompt: "Why is the api down?",
     stopWhen: isStepCount(3),
   });
@@ -132,8 +131,8 @@ Deno.test("aiSdkTools: the model is offered every tool with the boundary's JSON 
   const { boundary } = setup();
   const run = await boundary.startRun({ ttlMs: 60_000 });
   const model = new MockLanguageModelV4({ doGenerate: [textStep("nothing to do")] });
-  await generateText({ model, tools: aiSdkTools(adapt(boundary), run), prompt: "hi" });
-  const described = adapt(boundary).describeTools();
+  await generateText({ model, tools: aiSdkTools(boundary, run), prompt: "hi" });
+  const described = boundary.describeTools();
   assert.deepEqual(
     model.doGenerateCalls[0]!.tools,
     described.map(({ name, description, inputSchema }) => ({
@@ -163,7 +162,7 @@ Deno.test("aiSdkTools: an ID the model reuses in a later step answers DUPLICATE_
   });
   await generateText({
     model,
-    tools: aiSdkTools(adapt(boundary), run),
+    tools: aiSdkTools(boundary, run),
     prompt: "p",
     stopWhen: isStepCount(5),
   });
@@ -205,7 +204,7 @@ Deno.test("aiSdkTools: the same ID twice in one step runs once; the other call i
   });
   await generateText({
     model,
-    tools: aiSdkTools(adapt(boundary), run),
+    tools: aiSdkTools(boundary, run),
     prompt: "p",
     stopWhen: isStepCount(3),
   });
@@ -232,7 +231,7 @@ Deno.test("aiSdkTools: unknown names and malformed JSON are answered by the SDK,
   });
   await generateText({
     model,
-    tools: aiSdkTools(adapt(boundary), run),
+    tools: aiSdkTools(boundary, run),
     prompt: "p",
     stopWhen: isStepCount(3),
   });
@@ -286,7 +285,7 @@ Deno.test("aiSdkTools: streamText and ToolLoopAgent go through the boundary the 
       },
     ],
   });
-  const tools = aiSdkTools(adapt(boundary), run);
+  const tools = aiSdkTools(boundary, run);
   const stream = streamText({ model: streamed, tools, prompt: "p", stopWhen: isStepCount(3) });
   assert.equal(await stream.text, "streamed");
   assert.deepEqual(
@@ -329,7 +328,7 @@ Deno.test("aiSdkTools: an abort while a tool runs ends its record CANCELLED", as
   await assert.rejects(
     generateText({
       model,
-      tools: aiSdkTools(adapt(boundary), run),
+      tools: aiSdkTools(boundary, run),
       prompt: "p",
       stopWhen: isStepCount(3),
       abortSignal: controller.signal,

@@ -8,7 +8,6 @@ import { MockLanguageModelV4 } from "ai/test";
 import { ToolBoundary } from "@tool-boundary/core";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { aiSdkTools } from "../mod.ts";
-import { adapt } from "./pending_core.ts";
 import { callStep, testTools, textStep, toolCall } from "./support.ts";
 
 export default {
@@ -27,7 +26,7 @@ export default {
     });
     const { text } = await generateText({
       model,
-      tools: aiSdkTools(adapt(boundary), run),
+      tools: aiSdkTools(boundary, run),
       prompt: "p",
       stopWhen: isStepCount(3),
     });
