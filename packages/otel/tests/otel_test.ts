@@ -7,7 +7,7 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import * as v from "valibot";
-import { defineTool, ToolBoundary } from "@tool-boundary/core";
+import { type BoundaryResult, defineTool, ToolBoundary } from "@tool-boundary/core";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { CANARY_SECRET, createFakeToolkit } from "@tool-boundary/core/testing";
 import { otelObserver, REFUSED_EVENT } from "../mod.ts";
@@ -258,4 +258,62 @@ Deno.test("otelObserver: run events make no spans, and the tracer's failures cha
     input: { query: "q" },
   });
   assert.equal(result.status, "READY");
+});
+
+Deno.test("otelObserver: cancelled calls are ERROR spans with error.type CANCELLED", async () => {
+  const { exporter, boundary, kit } = setup();
+  const run = await boundary.startRun({ runId: "run-otel-5", ttlMs: 60_000 });
+  const envelope = (toolCallId: string) => ({
+    toolCallId,
+    runId: run.runId,
+    toolName: kit.names.slow,
+    input: { ms: 5_000 },
+  });
+  const before = await boundary.invoke(run, envelope("call_before"), {
+    signal: AbortSignal.abort(new Error(`stopped ${CANARY_SECRET}`)),
+  });
+  const controller = new AbortController();
+  const during = boundary.invoke(run, envelope("call_during"), { signal: controller.signal });
+  controller.abort(new Error(`stopped ${CANARY_SECRET}`));
+  assert.deepEqual([before, await during].map((r) => r.status === "ERROR" && r.code), [
+    "CANCELLED",
+    "CANCELLED",
+  ]);
+  const spans = exporter.getFinishedSpans();
+  assert.deepEqual(
+    spans.map((
+      s,
+    ) => [s.attributes["gen_ai.tool.call.id"], s.attributes["error.type"], s.events.length]),
+    [["call_before", "CANCELLED", 1], ["call_during", "CANCELLED", 0]],
+  );
+  for (const span of spans) {
+    assert.deepEqual(span.status, { code: SpanStatusCode.ERROR });
+    assert.ok(!exported(span).includes(CANARY_SECRET), exported(span));
+  }
+});
+
+Deno.test("otelObserver: a result answered from the record sets tool_boundary.replayed", () => {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const observe = otelObserver({ tracer: provider.getTracer("t"), clock: () => END });
+  observe({
+    type: "call.finished",
+    runId: "run-otel-6",
+    toolCallId: "call_1",
+    toolName: "lookup",
+    status: "READY",
+    code: null,
+    durationMs: 0,
+    result: {
+      status: "READY",
+      toolCallId: "call_1",
+      evidence: "EVIDENCE_FOUND",
+      scope: "s",
+      content: 1,
+      replayed: true,
+    } as BoundaryResult,
+  });
+  const [span] = exporter.getFinishedSpans();
+  assert.equal(span?.attributes["tool_boundary.replayed"], true);
+  assert.equal(span?.attributes["tool_boundary.evidence"], "EVIDENCE_FOUND");
 });
