@@ -52,7 +52,11 @@ export function agentFixture(): AgentFixture {
         await Promise.race([pairMet, aborted(signal)]);
         return { met: true, token: CANARY_SECRET };
       },
-      project: () => ({ evidence: "EVIDENCE_FOUND", scope: `${name} ran beside its pair`, content: name }),
+      project: () => ({
+        evidence: "EVIDENCE_FOUND",
+        scope: `${name} ran beside its pair`,
+        content: name,
+      }),
     });
 
   const boundary = new ToolBoundary({

@@ -187,7 +187,10 @@ Deno.test("openaiAgentsTools reads the run from the run context across a RunStat
   assert.equal(record?.status, "READY");
   assert.equal(record?.runId, run.runId);
   const results = toolResults(model.calls[2]?.request.input);
-  assert.equal((results.get("call_after_resume") as { evidence: string }).evidence, "EVIDENCE_FOUND");
+  assert.equal(
+    (results.get("call_after_resume") as { evidence: string }).evidence,
+    "EVIDENCE_FOUND",
+  );
 });
 
 Deno.test("openaiAgentsTools: an abort during a slow tool ends its record CANCELLED", async () => {
@@ -230,12 +233,48 @@ Deno.test("openaiAgentsTools: the SDK answers a reused call ID itself, the bound
     [functionCall("search_logs", { query: "disk" }, { callId: "call_dup2" })],
     [assistantMessage("done")],
   ]);
-  const agent2 = new Agent({ name: "ops", model: other, tools: openaiAgentsTools(fixture.boundary, run) });
+  const agent2 = new Agent({
+    name: "ops",
+    model: other,
+    tools: openaiAgentsTools(fixture.boundary, run),
+  });
   await assert.rejects(runner().run(agent2, "go"), ModelBehaviorError);
   assert.equal(fixture.executions.search_logs, 2);
   assert.deepEqual((await fixture.boundary.inspect(run.runId, "call_dup2"))?.request, {
     query: "timeout",
   });
+});
+
+Deno.test("openaiAgentsTools: the SDK folds one ID sent twice in a step into one call", async () => {
+  const fixture = agentFixture();
+  const run = await startRun(fixture);
+  const model = new ScriptedModel([
+    [
+      functionCall("search_logs", { query: "timeout" }, { callId: "call_twice" }),
+      functionCall("search_logs", { query: "timeout" }, { callId: "call_twice" }),
+    ],
+    [assistantMessage("done")],
+  ]);
+  const agent = new Agent({ name: "ops", model, tools: openaiAgentsTools(fixture.boundary, run) });
+  assert.equal((await runner().run(agent, "go")).finalOutput, "done");
+  const input = model.calls[1]?.request.input;
+  const items = Array.isArray(input) ? input.map((i) => i.type) : [];
+  assert.deepEqual(items, ["message", "function_call", "function_call_result"]);
+  assert.equal(fixture.executions.search_logs, 1);
+  assert.deepEqual(fixture.events.map((e) => e.type), ["run.started", "call.finished"]);
+
+  // With other arguments, the SDK fails the run before any tool runs.
+  const other = new ScriptedModel([[
+    functionCall("search_logs", { query: "timeout" }, { callId: "call_twice2" }),
+    functionCall("search_logs", { query: "disk" }, { callId: "call_twice2" }),
+  ]]);
+  const agent2 = new Agent({
+    name: "ops",
+    model: other,
+    tools: openaiAgentsTools(fixture.boundary, run),
+  });
+  await assert.rejects(runner().run(agent2, "go"), ModelBehaviorError);
+  assert.equal(fixture.executions.search_logs, 1);
 });
 
 Deno.test("openaiAgentsTools: malformed JSON and unknown names are answered by the SDK, not the boundary", async () => {
