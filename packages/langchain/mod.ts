@@ -58,8 +58,8 @@ import { invokeCall, modelText, type RunSource, toToolMessage } from "./tool_mes
 
 export type { RunSource, RunSourceInput } from "./tool_message.ts";
 
-/** A JSON Schema, as LangChain types one. */
-type JsonSchema = Record<string, unknown>;
+/** A tool's JSON Schema, the `schema` of each tool. */
+export type JsonSchema = Record<string, unknown>;
 
 /**
  * Makes one LangChain tool per tool of the boundary, writable tools included (they answer

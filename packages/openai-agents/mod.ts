@@ -55,8 +55,11 @@ export type RunSource<TContext = unknown> =
   | RunContext
   | ((runContext: AgentsRunContext<TContext>) => RunContext);
 
-/** The parameters type the SDK wants for a non-strict JSON schema; ours is sent as it is. */
-type NonStrictParameters = {
+/**
+ * How the tools type their parameters for the SDK (its non-strict JSON schema type); at run time
+ * they are each tool's JSON Schema from `describeTools()`, sent as it is.
+ */
+export type NonStrictParameters = {
   type: "object";
   properties: Record<string, never>;
   required: never[];

@@ -244,11 +244,16 @@ Deno.test("createAgent answers unknown names and malformed calls itself; the bou
   const model = fakeModel()
     .respondWithTools([{ name: "no_such_tool", args: {}, id: "call_unknown" }])
     .respond(
+      // Raw OpenAI-style calls: the AIMessage parses their arguments itself.
       new AIMessage({
         content: "",
-        invalid_tool_calls: [
-          { id: "call_bad_json", name: "search_logs", args: "{not json", error: "bad JSON" },
-        ],
+        additional_kwargs: {
+          tool_calls: [{
+            id: "call_bad_json",
+            type: "function",
+            function: { name: "search_logs", arguments: "{not json" },
+          }],
+        },
       }),
     );
   const agent = createAgent({ model, tools: langchainTools(fixture.boundary, run) });
@@ -257,7 +262,10 @@ Deno.test("createAgent answers unknown names and malformed calls itself; the bou
   const unknown = toolMessages(model.calls[1]?.messages).get("call_unknown");
   assert.equal(unknown?.status, "error");
   assert.match(String(unknown?.content), /no_such_tool is not a valid tool/);
-  // A call the provider could not parse is not dispatched at all; the turn just ends.
+  // A call whose arguments do not parse is an invalid_tool_call, never dispatched: the turn ends.
+  const last = out.messages.at(-1) as AIMessage;
+  assert.deepEqual(last.tool_calls, []);
+  assert.deepEqual(last.invalid_tool_calls?.map((c) => c.id), ["call_bad_json"]);
   assert.equal(model.calls.length, 2);
   assert.equal(toolMessages(out.messages).has("call_bad_json"), false);
   assert.deepEqual(fixture.events.filter((e) => e.type !== "run.started"), []);

@@ -298,6 +298,18 @@ Deno.test("openaiAgentsTools: malformed JSON and unknown names are answered by t
   assert.ok(texts[1]?.includes("not found"));
   assert.deepEqual(fixture.events.filter((e) => e.type !== "run.started"), []);
   assert.equal(await fixture.boundary.inspect(run.runId, "call_bad_json"), null);
+
+  // Without that option an unknown name fails the run.
+  const strictModel = new ScriptedModel([[
+    functionCall("no_such_tool", {}, { callId: "call_u2" }),
+  ]]);
+  const agent2 = new Agent({
+    name: "ops",
+    model: strictModel,
+    tools: openaiAgentsTools(fixture.boundary, run),
+  });
+  await assert.rejects(runner().run(agent2, "go"), ModelBehaviorError);
+  assert.deepEqual(fixture.events.filter((e) => e.type !== "run.started"), []);
 });
 
 Deno.test("openaiAgentsTools: a call without the SDK's details has no call ID and is refused", async () => {
