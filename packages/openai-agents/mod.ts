@@ -67,8 +67,8 @@ export type NonStrictParameters = {
 };
 
 /**
- * What the model gets when the tool itself threw, which happens only when the run could not be
- * resolved or `invoke` was misused: a fixed text that never carries the exception.
+ * What the model gets when the run could not be resolved or `invoke` was misused (no record
+ * exists then): a fixed text that never carries the exception.
  */
 const FAILED_TEXT = JSON.stringify({
   code: "EXECUTION_FAILED",
@@ -87,9 +87,9 @@ const FAILED_TEXT = JSON.stringify({
  *   { signal: details.signal })`. A call without the SDK's details (`tool.invoke(ctx, json)`
  *   by hand) has no call ID and answers INVALID_TOOL_CALL_ID.
  * - The result is JSON text: `{ evidence, scope, content }` for READY, `{ code, message }`
- *   (plus `issues` for INVALID_INPUT) for ERROR. The tool never throws for a boundary answer;
- *   `errorFunction` is a fixed text without the exception, for the one case it can throw (the
- *   run could not be resolved).
+ *   (plus `issues` for INVALID_INPUT) for ERROR. The tool never throws: a run that cannot be
+ *   resolved gives a fixed EXECUTION_FAILED text without the exception, and `errorFunction`
+ *   returns the same text should the SDK ever call it.
  *
  * @param boundary The boundary whose tools the agent may call.
  * @param run The run context, or a function that reads it from the SDK's run context.
@@ -109,15 +109,21 @@ export function openaiAgentsTools<TContext = unknown>(
       parameters: inputSchema as unknown as NonStrictParameters,
       strict: false,
       execute: async (input, runContext, details) => {
-        const runContextOfCall = typeof run === "function"
-          ? run(runContext as AgentsRunContext<TContext>)
-          : run;
-        const result = await boundary.invoke(runContextOfCall, {
-          toolCallId: details?.toolCall?.callId,
-          runId: runContextOfCall?.runId,
-          toolName: name,
-          input,
-        }, details?.signal === undefined ? {} : { signal: details.signal });
+        let result: BoundaryResult;
+        try {
+          const runOfCall = typeof run === "function"
+            ? run(runContext as AgentsRunContext<TContext>)
+            : run;
+          result = await boundary.invoke(runOfCall, {
+            toolCallId: details?.toolCall?.callId,
+            runId: runOfCall?.runId,
+            toolName: name,
+            input,
+          }, details?.signal === undefined ? {} : { signal: details.signal });
+        } catch {
+          // Not thrown on to the SDK: it would record the exception text in its trace span.
+          return FAILED_TEXT;
+        }
         return JSON.stringify(modelView(result));
       },
       errorFunction: () => FAILED_TEXT,
