@@ -1,159 +1,48 @@
 /**
- * The route table and the OpenAPI 3.1 document generated from it and from the valibot schemas.
+ * The OpenAPI 3.1 document, generated from the route table and the valibot schemas.
  *
  * @module
  */
 import type * as v from "valibot";
-import { toJsonSchema } from "@valibot/to-json-schema";
-import {
-  BoundaryResultSchema,
-  CanonicalRecordSchema,
-  ErrorBodySchema,
-  HealthSchema,
-  RunContextSchema,
-  RunEndSchema,
-  StartRunBody,
-  ToolCallBody,
-  ToolsSchema,
-} from "./schemas.ts";
-import { HTTP_STATUS_BY_CODE } from "./status.ts";
+import { jsonSchemaOf } from "../core/json_schema.ts";
+import type { Access } from "./auth.ts";
+import { type ComponentName, COMPONENTS } from "./schemas.ts";
 
-/** Who may call a route. */
-export type Access = "public" | "agent" | "harness";
-
-/** One route: what the app registers and what the document describes. */
-export interface RouteSpec {
+/** What the document says of a route; the route table's entries are these and more. */
+export interface RouteDoc {
   /** Lower-case HTTP method. */
   method: "get" | "post";
-  /** The path in OpenAPI form (`{param}`). */
+  /** The path in Hono form (`:param`); the document writes `{param}`. */
   path: string;
   /** Stable operation ID. */
   operationId: string;
   /** One line. */
   summary: string;
-  /** `agent`: agent or harness token; `harness`: harness token only. */
+  /** Who may call it. */
   access: Access;
-  /** Component name of the JSON body, when the route takes one. */
-  body?: keyof typeof COMPONENTS;
+  /** The JSON body, when the route takes one; its schema must be one of the components. */
+  body?: { schema: v.GenericSchema };
   /** Status -> component name of the response body. */
-  responses: Record<number, keyof typeof COMPONENTS>;
-}
-
-const COMPONENTS = {
-  StartRunBody,
-  ToolCallBody,
-  RunContext: RunContextSchema,
-  BoundaryResult: BoundaryResultSchema,
-  CanonicalRecord: CanonicalRecordSchema,
-  RunEnd: RunEndSchema,
-  Tools: ToolsSchema,
-  Health: HealthSchema,
-  Error: ErrorBodySchema,
-} satisfies Record<string, v.GenericSchema>;
-
-const statusesOf = (codes: readonly string[]): number[] => [
-  ...new Set(codes.map((code) => HTTP_STATUS_BY_CODE[code as keyof typeof HTTP_STATUS_BY_CODE])),
-];
-
-/** Every route the app serves. The app registers exactly these. */
-export const ROUTES: readonly RouteSpec[] = [
-  {
-    method: "post",
-    path: "/v1/runs",
-    operationId: "startRun",
-    summary: "Start a run.",
-    access: "harness",
-    body: "StartRunBody",
-    responses: { 201: "RunContext", 400: "Error", 409: "Error", 410: "Error", 413: "Error" },
-  },
-  {
-    method: "post",
-    path: "/v1/runs/{runId}/tool-calls",
-    operationId: "submitToolCall",
-    summary: "Submit one tool call; returns the bounded result or a safe error.",
-    access: "agent",
-    body: "ToolCallBody",
-    responses: Object.fromEntries(
-      statusesOf([
-        "EXECUTION_FAILED",
-        "INVALID_INPUT",
-        "REQUEST_TOO_LARGE",
-        "UNAUTHORIZED",
-        "RUN_NOT_FOUND",
-        "DUPLICATE_TOOL_CALL",
-        "DEADLINE_EXCEEDED",
-        "RUN_BUDGET_EXHAUSTED",
-        "STORE_UNAVAILABLE",
-      ]).map((status) => [status, "BoundaryResult" as const]),
-    ),
-  },
-  {
-    method: "get",
-    path: "/v1/runs/{runId}/tool-calls/{toolCallId}",
-    operationId: "getRecord",
-    summary: "Read the canonical record of a tool call (harness only; includes the raw response).",
-    access: "harness",
-    responses: { 200: "CanonicalRecord", 400: "Error", 404: "Error" },
-  },
-  {
-    method: "post",
-    path: "/v1/runs/{runId}/end",
-    operationId: "endRun",
-    summary: "End a run and get its observed facts.",
-    access: "harness",
-    responses: { 200: "RunEnd", 400: "Error", 404: "Error" },
-  },
-  {
-    method: "get",
-    path: "/v1/tools",
-    operationId: "listTools",
-    summary: "List the tools with their read-only flags and input JSON Schemas.",
-    access: "harness",
-    responses: { 200: "Tools" },
-  },
-  {
-    method: "get",
-    path: "/healthz",
-    operationId: "health",
-    summary: "Liveness.",
-    access: "public",
-    responses: { 200: "Health" },
-  },
-  {
-    method: "get",
-    path: "/openapi.json",
-    operationId: "openapi",
-    summary: "This document.",
-    access: "public",
-    responses: {},
-  },
-];
-
-/** Converts a valibot schema to a JSON Schema (2020-12, as OpenAPI 3.1 uses) without `$schema`. */
-export function jsonSchemaOf(
-  schema: v.GenericSchema,
-  lenient = false,
-): Record<string, unknown> {
-  const { $schema: _, ...rest } = toJsonSchema(schema, {
-    target: "draft-2020-12",
-    typeMode: "input",
-    // Tools are the user's: a part JSON Schema cannot express is left out, not fatal.
-    errorMode: lenient ? "ignore" : "throw",
-  }) as Record<string, unknown>;
-  return rest;
+  responses: Readonly<Record<number, ComponentName>>;
 }
 
 /**
- * Builds the OpenAPI 3.1 document from {@linkcode ROUTES} and the schemas.
+ * Builds the OpenAPI 3.1 document from the route table and the schemas.
  *
+ * @param routes The routes, in the order the document lists them.
  * @param info Title and version.
  * @returns The document.
+ * @throws {TypeError} When a route's body schema is not a component.
  */
-export function buildOpenApi(info: { title: string; version: string }): Record<string, unknown> {
+export function buildOpenApi(
+  routes: readonly RouteDoc[],
+  info: { title: string; version: string },
+): Record<string, unknown> {
   const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of ROUTES) {
-    const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((match) => ({
+  for (const route of routes) {
+    const path = route.path.replace(/:(\w+)/g, "{$1}");
+    const params = [...path.matchAll(/\{(\w+)\}/g)].map((match) => ({
       name: match[1],
       in: "path",
       required: true,
@@ -168,7 +57,7 @@ export function buildOpenApi(info: { title: string; version: string }): Record<s
         content: { "application/json": { schema: ref(name) } },
       };
     }
-    if (route.path === "/openapi.json") {
+    if (path === "/openapi.json") {
       responses["200"] = {
         description: "OK",
         content: { "application/json": { schema: { type: "object" } } },
@@ -186,8 +75,8 @@ export function buildOpenApi(info: { title: string; version: string }): Record<s
         };
       }
     }
-    paths[route.path] = {
-      ...paths[route.path],
+    paths[path] = {
+      ...paths[path],
       [route.method]: {
         operationId: route.operationId,
         summary: route.summary,
@@ -196,7 +85,7 @@ export function buildOpenApi(info: { title: string; version: string }): Record<s
         ...(route.body === undefined ? {} : {
           requestBody: {
             required: true,
-            content: { "application/json": { schema: ref(route.body) } },
+            content: { "application/json": { schema: ref(componentOf(route.body.schema)) } },
           },
         }),
         ...(route.access === "public" ? { security: [] } : {}),
@@ -221,4 +110,14 @@ export function buildOpenApi(info: { title: string; version: string }): Record<s
       ),
     },
   };
+}
+
+function componentOf(schema: v.GenericSchema): ComponentName {
+  const name = (Object.keys(COMPONENTS) as ComponentName[]).find((key) =>
+    COMPONENTS[key] === schema
+  );
+  if (name === undefined) {
+    throw new TypeError("Cannot build OpenAPI: a body schema is no component");
+  }
+  return name;
 }

@@ -1,6 +1,9 @@
 /**
  * Valibot schemas of the HTTP bodies. The request schemas validate bodies; all of them generate
- * the OpenAPI document, so the document cannot drift from what the app checks.
+ * the OpenAPI document, so the document cannot drift from what the app checks. Each response
+ * schema is typed with the type the app answers with (the core's `RunContext`, `BoundaryResult`,
+ * `CanonicalRecord`, `RunEnd`, and the HTTP layer's own bodies), and `deno check` fails when the
+ * two differ in either direction.
  *
  * @module
  */
@@ -8,14 +11,25 @@ import * as v from "valibot";
 import { ERROR_CODES } from "../core/errors.ts";
 import { isWellFormedName, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "../core/ids.ts";
 import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS, setOwnBudget } from "../core/limits.ts";
-import type { InputIssue } from "../core/types.ts";
-import { HTTP_ERROR_CODES } from "./status.ts";
+import type { JsonObject, JsonValue } from "../core/json.ts";
+import type {
+  BoundaryResult,
+  CanonicalRecord,
+  InputIssue,
+  RunContext,
+  RunEnd,
+} from "../core/types.ts";
+import { type ErrorBody, HTTP_ERROR_CODES } from "./status.ts";
 
 // Safe integers: MAX_BUDGET is Number.MAX_SAFE_INTEGER.
 const count = (min: number) => v.pipe(v.number(), v.safeInteger(), v.minValue(min));
 const epochMs = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 const toolBudget = v.pipe(count(0), v.maxValue(MAX_BUDGET));
-const json = v.pipe(v.unknown(), v.description("Any JSON value."));
+// Response parts that are JSON by construction: typed as JSON, checked as unknown. A recursive
+// schema would only make the document longer (its JSON Schema is `{}` either way).
+const unchecked = <T>(schema: v.GenericSchema): v.GenericSchema<T> => schema as v.GenericSchema<T>;
+const json = unchecked<JsonValue>(v.pipe(v.unknown(), v.description("Any JSON value.")));
+const jsonObject = unchecked<JsonObject>(v.record(v.string(), v.unknown()));
 
 /** Body of `POST /v1/runs`. */
 export const StartRunBody = v.object({
@@ -99,55 +113,83 @@ export const ToolCallBody = v.object({
   ),
 });
 
+/**
+ * A type as plain data: no `readonly`, intersections flattened, JSON values kept as they are (they
+ * are recursive), so that two declarations of the same shape compare as identical.
+ */
+type Plain<T> = [T] extends [JsonValue] ? ([JsonValue] extends [T] ? JsonValue : PlainObject<T>)
+  : PlainObject<T>;
+type PlainObject<T> = T extends readonly (infer I)[] ? Plain<I>[]
+  : T extends object ? { -readonly [K in keyof T]: Plain<T[K]> }
+  : T;
+/** The same type: every field, optional marker and union member alike. */
+type Identical<A, B> = (<X>() => X extends Plain<A> ? 1 : 2) extends
+  (<X>() => X extends Plain<B> ? 1 : 2) ? true : false;
+
+/**
+ * Types a response schema as a schema of `T`, the type the app answers with. `deno check` fails
+ * unless the schema's output is `T` exactly (readonly aside), so a change of `T` that the schema
+ * does not follow is caught: a field added (optional too), dropped or retyped, a new status or
+ * code in a union. Assignability alone would miss a new optional field and a new union member.
+ */
+export const schemaOf = <T>() =>
+<S extends v.GenericSchema<T>>(
+  schema: S & (Identical<v.InferOutput<S>, T> extends true ? unknown : "differs from its type"),
+): v.GenericSchema<T> => schema;
+
 const budget = v.object({ calls: count(1), perTool: v.record(v.string(), toolBudget) });
 
 /** A run context (`201` of `POST /v1/runs`). */
-export const RunContextSchema = v.object({
+export const RunContextSchema: v.GenericSchema<RunContext> = schemaOf<RunContext>()(v.object({
   runId: v.string(),
   deadline: epochMs,
   startedAt: epochMs,
   budget,
-});
+}));
 
 const projected = v.picklist(["EVIDENCE_FOUND", "NO_EVIDENCE"]);
 const issue = v.object({ path: v.string(), expected: v.nullable(v.string()) });
 
 /** What a tool call returns: the bounded READY result or a safe ERROR. */
-export const BoundaryResultSchema = v.variant("status", [
-  v.object({
-    status: v.literal("READY"),
-    toolCallId: v.string(),
-    evidence: projected,
-    scope: v.string(),
-    content: json,
-  }),
-  v.object({
-    status: v.literal("ERROR"),
-    toolCallId: v.nullable(v.string()),
-    code: v.picklist(ERROR_CODES),
-    message: v.string(),
-    issues: v.optional(v.array(issue)),
-  }),
-]);
+export const BoundaryResultSchema: v.GenericSchema<BoundaryResult> = schemaOf<BoundaryResult>()(
+  v.variant("status", [
+    v.object({
+      status: v.literal("READY"),
+      toolCallId: v.string(),
+      evidence: projected,
+      scope: v.string(),
+      content: json,
+    }),
+    v.object({
+      status: v.literal("ERROR"),
+      toolCallId: v.nullable(v.string()),
+      code: v.picklist(ERROR_CODES),
+      message: v.string(),
+      issues: v.exactOptional(v.array(issue)),
+    }),
+  ]),
+);
 
 /** A canonical record (harness only). */
-export const CanonicalRecordSchema = v.object({
+export const CanonicalRecordSchema: v.GenericSchema<CanonicalRecord> = schemaOf<
+  CanonicalRecord
+>()(v.object({
   runId: v.string(),
   toolCallId: v.string(),
   toolName: v.string(),
   status: v.picklist(["PROJECTING", "READY", "ERROR"]),
   evidence: v.nullable(v.picklist(["EVIDENCE_FOUND", "NO_EVIDENCE", "ERROR"])),
-  request: v.record(v.string(), v.unknown()),
-  raw: v.optional(json),
+  request: jsonObject,
+  raw: v.exactOptional(json),
   agentResult: v.nullable(v.object({ evidence: projected, scope: v.string(), content: json })),
   errorCode: v.nullable(v.picklist(ERROR_CODES)),
   createdAt: epochMs,
   updatedAt: epochMs,
   expiresAt: epochMs,
-});
+}));
 
 /** The facts of an ended run. */
-export const RunEndSchema = v.object({
+export const RunEndSchema: v.GenericSchema<RunEnd> = schemaOf<RunEnd>()(v.object({
   facts: v.array(
     v.object({
       toolCallId: v.string(),
@@ -160,10 +202,28 @@ export const RunEndSchema = v.object({
     }),
   ),
   omitted: v.pipe(count(0), v.description("READY records left out by the fact caps.")),
-});
+}));
+
+/** One tool as `GET /v1/tools` lists it. */
+export interface ToolInfo {
+  /** The tool's name. */
+  name: string;
+  /** Its description, `null` when it has none. */
+  description: string | null;
+  /** Whether it is read-only (the boundary runs only read-only tools). */
+  readOnly: boolean;
+  /** JSON Schema 2020-12 of its input. */
+  inputSchema: Record<string, unknown>;
+}
+
+/** The body of `GET /v1/tools`. */
+export interface ToolList {
+  /** Every tool of the boundary. */
+  tools: ToolInfo[];
+}
 
 /** The tool listing. */
-export const ToolsSchema = v.object({
+export const ToolsSchema: v.GenericSchema<ToolList> = schemaOf<ToolList>()(v.object({
   tools: v.array(
     v.object({
       name: v.string(),
@@ -172,15 +232,39 @@ export const ToolsSchema = v.object({
       inputSchema: v.record(v.string(), v.unknown()),
     }),
   ),
-});
+}));
+
+/** The body of `GET /healthz`. */
+export interface Health {
+  /** Always `ok`. */
+  status: "ok";
+}
 
 /** Health. */
-export const HealthSchema = v.object({ status: v.literal("ok") });
+export const HealthSchema: v.GenericSchema<Health> = schemaOf<Health>()(
+  v.object({ status: v.literal("ok") }),
+);
 
 /** Every error body outside the tool-call route's BoundaryResult. */
-export const ErrorBodySchema = v.object({
+export const ErrorBodySchema: v.GenericSchema<ErrorBody> = schemaOf<ErrorBody>()(v.object({
   status: v.literal("ERROR"),
   code: v.picklist([...ERROR_CODES, ...HTTP_ERROR_CODES]),
   message: v.string(),
-  issues: v.optional(v.array(issue)),
-});
+  issues: v.exactOptional(v.array(issue)),
+}));
+
+/** Every schema the OpenAPI document names, by its name there. */
+export const COMPONENTS = {
+  StartRunBody,
+  ToolCallBody,
+  RunContext: RunContextSchema,
+  BoundaryResult: BoundaryResultSchema,
+  CanonicalRecord: CanonicalRecordSchema,
+  RunEnd: RunEndSchema,
+  Tools: ToolsSchema,
+  Health: HealthSchema,
+  Error: ErrorBodySchema,
+} satisfies Record<string, v.GenericSchema>;
+
+/** The name of a schema in the OpenAPI document. */
+export type ComponentName = keyof typeof COMPONENTS;

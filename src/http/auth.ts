@@ -1,0 +1,159 @@
+/**
+ * Bearer tokens and roles: the agent token may only submit tool calls, the harness token may do
+ * everything. Tokens are checked when the app is made (fail closed) and compared in constant
+ * time on every request.
+ *
+ * @module
+ */
+import type { MiddlewareHandler } from "hono";
+import { bearerAuth } from "hono/bearer-auth";
+import { errorResponse } from "./status.ts";
+
+/**
+ * Which token a request carried.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ToolBoundary } from "@tool-boundary/core";
+ * import { createApp, type Role } from "@tool-boundary/core/hono";
+ *
+ * const app = createApp({
+ *   boundary: new ToolBoundary({ tools: [] }),
+ *   agentToken: "agent-token-0123456789",
+ *   harnessToken: "harness-token-0123456789",
+ * });
+ * const tokens: Record<Role, string> = {
+ *   agent: "agent-token-0123456789",
+ *   harness: "harness-token-0123456789",
+ * };
+ * const listing = async (role: Role) =>
+ *   (await app.request("/v1/tools", { headers: { authorization: `Bearer ${tokens[role]}` } }))
+ *     .status;
+ * // The agent token may only submit tool calls; the harness token may do everything.
+ * assert.deepEqual([await listing("agent"), await listing("harness")], [403, 200]);
+ * ```
+ */
+export type Role = "agent" | "harness";
+
+/**
+ * Who may call a route: `public` anyone, `agent` the agent or the harness token, `harness` the
+ * harness token only.
+ */
+export type Access = "public" | Role;
+
+/**
+ * The Hono environment of the app: the request ID and the caller's role.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { Hono } from "hono";
+ * import { ToolBoundary } from "@tool-boundary/core";
+ * import { type AppEnv, createApp } from "@tool-boundary/core/hono";
+ *
+ * const app: Hono<AppEnv> = createApp({
+ *   boundary: new ToolBoundary({ tools: [] }),
+ *   agentToken: "agent-token-0123456789",
+ *   harnessToken: "harness-token-0123456789",
+ * });
+ * const res = await app.request("/healthz", { headers: { "x-request-id": "req-42" } });
+ * assert.equal(res.headers.get("x-request-id"), "req-42");
+ * ```
+ */
+export interface AppEnv {
+  /** Set by the middleware. */
+  Variables: { requestId: string; role: Role };
+}
+
+/** The tokens of both roles, as `createApp` takes them. */
+export interface Tokens {
+  /** Bearer token(s) of the agent role. */
+  agentToken: string | readonly string[];
+  /** Bearer token(s) of the harness role. */
+  harnessToken: string | readonly string[];
+}
+
+const MIN_TOKEN_LENGTH = 16;
+const TOKEN_PATTERN = /^[A-Za-z0-9._~+/-]+=*$/;
+const encoder = new TextEncoder();
+
+/**
+ * The middleware each access level needs, made once per app.
+ *
+ * @param tokens Both roles' tokens.
+ * @returns A function from a route's access to its guards, in order.
+ * @throws {TypeError} When a token is missing, shorter than 16 characters, not a valid bearer
+ *   token, or used by both roles.
+ */
+export function accessGuards(
+  tokens: Tokens,
+): (access: Access) => MiddlewareHandler<AppEnv>[] {
+  const agentTokens = tokenList("agentToken", tokens.agentToken);
+  const harnessTokens = tokenList("harnessToken", tokens.harnessToken);
+  if (agentTokens.some((token) => harnessTokens.includes(token))) {
+    throw new TypeError("Cannot create app: the agent and harness tokens must differ");
+  }
+  const agentKeys = agentTokens.map((token) => encoder.encode(token));
+  const harnessKeys = harnessTokens.map((token) => encoder.encode(token));
+
+  const authenticate = bearerAuth<AppEnv>({
+    verifyToken: (token, c) => {
+      // Compare against every token so timing says nothing about which role matched.
+      const given = encoder.encode(token);
+      let role: Role | null = null;
+      for (const candidate of harnessKeys) {
+        if (constantTimeEqual(candidate, given) && role === null) role = "harness";
+      }
+      for (const candidate of agentKeys) {
+        if (constantTimeEqual(candidate, given) && role === null) role = "agent";
+      }
+      if (role !== null) c.set("role", role);
+      return role !== null;
+    },
+    noAuthenticationHeader: { message: (c) => errorResponse(c, "UNAUTHENTICATED") },
+    invalidAuthenticationHeader: { message: (c) => errorResponse(c, "UNAUTHENTICATED") },
+    invalidToken: { message: (c) => errorResponse(c, "UNAUTHENTICATED") },
+  });
+  const harnessOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+    if (c.get("role") !== "harness") return errorResponse(c, "FORBIDDEN");
+    await next();
+  };
+  const guards: Record<Access, MiddlewareHandler<AppEnv>[]> = {
+    public: [],
+    agent: [authenticate],
+    harness: [authenticate, harnessOnly],
+  };
+  return (access) => guards[access];
+}
+
+/**
+ * Compares a presented token with a configured one in time that depends only on the configured
+ * token's length (a server secret's length, not the guess), so timing reveals nothing about how
+ * much of a guess was right. Synchronous: hashing both sides with WebCrypto on every request cost
+ * about 75 µs per comparison.
+ */
+function constantTimeEqual(expected: Uint8Array, given: Uint8Array): boolean {
+  let diff = expected.length ^ given.length;
+  for (let i = 0; i < expected.length; i++) {
+    diff |= expected[i]! ^ (given[i] ?? 0);
+  }
+  return diff === 0;
+}
+
+function tokenList(name: string, value: string | readonly string[] | undefined): string[] {
+  const list = typeof value === "string" ? [value] : Array.isArray(value) ? [...value] : [];
+  if (list.length === 0) {
+    throw new TypeError(`Cannot create app: options.${name} is required`);
+  }
+  for (const token of list) {
+    if (
+      typeof token !== "string" || token.length < MIN_TOKEN_LENGTH || !TOKEN_PATTERN.test(token)
+    ) {
+      throw new TypeError(
+        `Cannot create app: options.${name} must be a bearer token of at least ${MIN_TOKEN_LENGTH} characters`,
+      );
+    }
+  }
+  return list;
+}

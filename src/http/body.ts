@@ -1,0 +1,155 @@
+/**
+ * JSON request bodies: the media type (415), the size limit before anything is read (413), then
+ * one parse and the route's valibot schema.
+ *
+ * @module
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { validator } from "hono/validator";
+import * as v from "valibot";
+import type { AppEnv } from "./auth.ts";
+import { errorResponse } from "./status.ts";
+
+/**
+ * Room in a body for everything but the input: IDs, tool name, keys, whitespace.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ENVELOPE_OVERHEAD_BYTES, toolCallBodyLimit } from "@tool-boundary/core/hono";
+ * assert.equal(toolCallBodyLimit({ requestBytes: 1000 }) - 4000, ENVELOPE_OVERHEAD_BYTES);
+ * ```
+ */
+export const ENVELOPE_OVERHEAD_BYTES = 8192;
+/**
+ * Bodies of the harness routes (start and end a run) are small.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ToolBoundary } from "@tool-boundary/core";
+ * import { CONTROL_BODY_BYTES, createApp } from "@tool-boundary/core/hono";
+ *
+ * const app = createApp({
+ *   boundary: new ToolBoundary({ tools: [] }),
+ *   agentToken: "agent-token-0123456789",
+ *   harnessToken: "harness-token-0123456789",
+ * });
+ * const res = await app.request("/v1/runs", {
+ *   method: "POST",
+ *   headers: {
+ *     authorization: "Bearer harness-token-0123456789",
+ *     "content-type": "application/json",
+ *   },
+ *   body: JSON.stringify({ ttlMs: 60_000, note: "x".repeat(CONTROL_BODY_BYTES) }),
+ * });
+ * assert.equal(res.status, 413);
+ * assert.equal((await res.json()).code, "REQUEST_TOO_LARGE");
+ * ```
+ */
+export const CONTROL_BODY_BYTES = 65_536;
+
+/**
+ * The largest tool-call body worth parsing, derived from the request byte limit.
+ *
+ * The limit (`requestBytes`) applies to the input as the boundary stores it (compact JSON, UTF-8),
+ * but the body carries it encoded once more: as JSON text inside a JSON string (OpenAI-style
+ * arguments), escaped by an encoder that may escape every non-ASCII character. Per stored byte
+ * that costs at most 3.5 body bytes (`"` -> `\"` is 2x; a 2-byte `é` stored raw is `\u00e9` in
+ * the inner text and `\\u00e9` in the body, 7 bytes; an emoji is 4 stored bytes and 14 body
+ * bytes). So 4x the limit, plus room for the envelope, admits every input within the limit that
+ * a standard encoder produces; the boundary then checks the exact stored size and answers
+ * REQUEST_TOO_LARGE. Anything bigger is refused here, before it is read into memory.
+ *
+ * @param limits The boundary's limits (only `requestBytes` is used).
+ * @returns `4 * requestBytes + ENVELOPE_OVERHEAD_BYTES`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ENVELOPE_OVERHEAD_BYTES, toolCallBodyLimit } from "@tool-boundary/core/hono";
+ * assert.equal(toolCallBodyLimit({ requestBytes: 65_536 }), 270_336);
+ * assert.equal(toolCallBodyLimit({ requestBytes: 0 }), ENVELOPE_OVERHEAD_BYTES);
+ * ```
+ */
+export function toolCallBodyLimit(limits: { readonly requestBytes: number }): number {
+  return 4 * limits.requestBytes + ENVELOPE_OVERHEAD_BYTES;
+}
+
+/** Which byte limit a body has: {@linkcode CONTROL_BODY_BYTES} or the tool-call body limit. */
+export type BodySize = "control" | "toolCall";
+
+/** How a route takes its JSON body. */
+export interface JsonBodySpec<S extends v.GenericSchema> {
+  /** The body's schema; also its component in the OpenAPI document. */
+  schema: S;
+  /** The byte limit, checked before the body is read. */
+  size: BodySize;
+  /**
+   * Answers a body that is not a JSON object (`issues` and `sent` null: valibot's object schema
+   * would admit an array) or that fails the schema.
+   */
+  onInvalid: (
+    c: Context<AppEnv>,
+    issues: readonly v.BaseIssue<unknown>[] | null,
+    sent: Record<string, unknown> | null,
+  ) => Response;
+  /** Answers a body over the limit. @default a REQUEST_TOO_LARGE error body */
+  onTooLarge?: (c: Context<AppEnv>) => Response;
+}
+
+/** A body as the handler gets it: the schema's output, and the object exactly as sent. */
+export interface JsonBody<S extends v.GenericSchema> {
+  /** The schema's output. */
+  data: v.InferOutput<S>;
+  /** The parsed body before the schema (the input is stored as sent). */
+  sent: Record<string, unknown>;
+}
+
+/**
+ * The middleware that admits a JSON body: media type, byte limit, then one parse checked with the
+ * schema through Hono's validator. The handler reads the result with {@linkcode bodyOf}.
+ *
+ * @param spec The route's body.
+ * @param maxBytes The byte limit `spec.size` stands for.
+ * @returns The middleware, in order.
+ */
+export function jsonBody<S extends v.GenericSchema>(
+  spec: JsonBodySpec<S>,
+  maxBytes: number,
+): MiddlewareHandler<AppEnv>[] {
+  const mediaType: MiddlewareHandler<AppEnv> = async (c, next) => {
+    // Without this, Hono's validator would read a non-JSON body as `{}`.
+    const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
+    if (!/^application\/([\w.-]+\+)?json$/.test(type)) {
+      return errorResponse(c, "UNSUPPORTED_MEDIA_TYPE");
+    }
+    await next();
+  };
+  const limit = bodyLimit({
+    maxSize: maxBytes,
+    onError: (c) => spec.onTooLarge?.(c) ?? errorResponse(c, "REQUEST_TOO_LARGE"),
+  });
+  const parse = validator("json", (value: unknown, c: Context<AppEnv>) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return spec.onInvalid(c, null, null);
+    }
+    const sent = value as Record<string, unknown>;
+    const checked = v.safeParse(spec.schema, sent);
+    if (!checked.success) return spec.onInvalid(c, checked.issues, sent);
+    const body: JsonBody<S> = { data: checked.output, sent };
+    return body;
+  });
+  return [mediaType, limit, parse as MiddlewareHandler<AppEnv>];
+}
+
+/**
+ * The body {@linkcode jsonBody} admitted.
+ *
+ * @param c The request's context, after the route's body middleware.
+ * @returns The schema's output and the body as sent.
+ */
+export function bodyOf<S extends v.GenericSchema>(c: Context<AppEnv>): JsonBody<S> {
+  return c.req.valid("json" as never) as JsonBody<S>;
+}

@@ -1,0 +1,270 @@
+/**
+ * The route table: every route the app serves, once. `createApp` registers each entry behind the
+ * guards its access, path parameters and body call for; the OpenAPI document is built from the
+ * same entries; and the 405s come from what was registered (Hono's method-not-allowed
+ * middleware). Adding a route is adding an entry to {@linkcode ROUTES}: a new path parameter
+ * also needs its check in `PATH_PARAMS`, a new body or response shape its schema in
+ * `schemas.ts` (listed in `COMPONENTS` there).
+ *
+ * @module
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import type * as v from "valibot";
+import type { ToolBoundary } from "../core/boundary.ts";
+import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
+import { toInputIssues } from "../core/issues.ts";
+import type { AppEnv } from "./auth.ts";
+import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
+import type { RouteDoc } from "./openapi.ts";
+import type { RunCache } from "./run_cache.ts";
+import { type Health, perToolOf, StartRunBody, ToolCallBody, type ToolList } from "./schemas.ts";
+import { type AnyErrorCode, callError, errorResponse, HTTP_STATUS_BY_CODE } from "./status.ts";
+
+/** What the handlers work with, made once per app. */
+export interface RouteDeps {
+  /** The boundary served. */
+  boundary: ToolBoundary;
+  /** The app's run contexts. */
+  runs: RunCache;
+  /** The body of `GET /v1/tools`. */
+  tools: ToolList;
+  /** The body of `GET /openapi.json`. */
+  openapi: Record<string, unknown>;
+}
+
+type Reply = Response | Promise<Response>;
+
+/** One entry of the table: its document, its body (when it takes one) and its handler. */
+export interface Route extends RouteDoc {
+  /** The JSON body; the guards admit it before the handler runs. */
+  body?: JsonBodySpec<v.GenericSchema>;
+  /** Answers a request that passed every guard. */
+  handle: (c: Context<AppEnv>, deps: RouteDeps) => Reply;
+}
+
+/** A route with a JSON body: its handler gets the body the guards admitted. */
+function route<S extends v.GenericSchema>(
+  spec: Omit<RouteDoc, "body"> & {
+    body: JsonBodySpec<S>;
+    handle: (c: Context<AppEnv>, deps: RouteDeps, body: JsonBody<S>) => Reply;
+  },
+): Route;
+/** A route without a body (one sent is never read). */
+function route(spec: RouteDoc & { body?: undefined; handle: Route["handle"] }): Route;
+function route(
+  spec: Omit<RouteDoc, "body"> & {
+    body?: JsonBodySpec<v.GenericSchema>;
+    handle: (c: Context<AppEnv>, deps: RouteDeps, body: JsonBody<never>) => Reply;
+  },
+): Route {
+  const { body, handle, ...doc } = spec;
+  return body === undefined
+    ? { ...doc, handle: handle as Route["handle"] }
+    : { ...doc, body, handle: (c, deps) => handle(c, deps, bodyOf(c)) };
+}
+
+/** Path parameters a route may have, each with its check and the code that refuses it. */
+const PATH_PARAMS: Readonly<Record<string, [(value: unknown) => boolean, AnyErrorCode]>> = {
+  runId: [isSafeRunId, "INVALID_RUN_ID"],
+  toolCallId: [isSafeToolCallId, "INVALID_TOOL_CALL_ID"],
+};
+
+/**
+ * The guard that refuses unsafe path parameters before anything else reads them.
+ *
+ * @param path A route's path in Hono form.
+ * @returns The guard, or none when the path has no parameters.
+ * @throws {TypeError} When a parameter has no check in `PATH_PARAMS`.
+ */
+export function pathGuards(path: string): MiddlewareHandler<AppEnv>[] {
+  const names = [...path.matchAll(/:(\w+)/g)].map((match) => match[1]!);
+  if (names.length === 0) return [];
+  const checks = names.map((name) => {
+    const check = Object.hasOwn(PATH_PARAMS, name) ? PATH_PARAMS[name] : undefined;
+    if (check === undefined) {
+      throw new TypeError(`Cannot create app: no check for the path parameter :${name}`);
+    }
+    return [name, ...check] as const;
+  });
+  return [async (c, next) => {
+    for (const [name, isSafe, code] of checks) {
+      if (!isSafe(c.req.param(name))) return errorResponse(c, code);
+    }
+    await next();
+  }];
+}
+
+/**
+ * The tool listing of a boundary: names, descriptions, read-only flags, input JSON Schemas.
+ *
+ * @param boundary The boundary.
+ * @returns The body of `GET /v1/tools`.
+ */
+export function toolList(boundary: ToolBoundary): ToolList {
+  return {
+    tools: boundary.describeTools().map((tool) => ({
+      name: tool.name,
+      description: tool.description ?? null,
+      readOnly: tool.readOnly,
+      inputSchema: tool.inputSchema,
+    })),
+  };
+}
+
+// The codes the boundary itself gives for faults of these fields, in its preflight order.
+const CALL_FIELD_CODES = [
+  ["toolCallId", "INVALID_TOOL_CALL_ID"],
+  ["runId", "RUN_MISMATCH"],
+  ["toolName", "UNKNOWN_TOOL"],
+  ["input", "INVALID_INPUT"],
+] as const;
+
+const statusesOf = (codes: readonly (keyof typeof HTTP_STATUS_BY_CODE)[]): number[] => [
+  ...new Set(codes.map((code) => HTTP_STATUS_BY_CODE[code])),
+];
+
+function topKey(issues: readonly v.BaseIssue<unknown>[]): string | null {
+  const key = (issues[0]?.path?.[0] as { key?: unknown } | undefined)?.key;
+  return typeof key === "string" ? key : null;
+}
+
+/** Every route the app serves, in the order the document lists them. */
+export const ROUTES: readonly Route[] = [
+  route({
+    method: "post",
+    path: "/v1/runs",
+    operationId: "startRun",
+    summary: "Start a run.",
+    access: "harness",
+    body: {
+      schema: StartRunBody,
+      size: "control",
+      onInvalid: (c, issues) => {
+        if (issues === null) return errorResponse(c, "INVALID_REQUEST");
+        return topKey(issues) === "runId"
+          ? errorResponse(c, "INVALID_RUN_ID")
+          : errorResponse(c, "INVALID_REQUEST", toInputIssues(issues));
+      },
+    },
+    responses: { 201: "RunContext", 400: "Error", 409: "Error", 410: "Error", 413: "Error" },
+    handle: async (c, { boundary, runs }, { data: body, sent }) => {
+      const budget = perToolOf(sent);
+      if ("issues" in budget) return errorResponse(c, "INVALID_REQUEST", budget.issues);
+      const run = await boundary.startRun({
+        ...(body.runId === undefined ? {} : { runId: body.runId }),
+        ...(body.deadline === undefined ? {} : {
+          deadline: typeof body.deadline === "number" ? body.deadline : Date.parse(body.deadline),
+        }),
+        ...(body.ttlMs === undefined ? {} : { ttlMs: body.ttlMs }),
+        ...(body.budget === undefined ? {} : {
+          budget: {
+            calls: body.budget.calls,
+            ...(budget.perTool === undefined ? {} : { perTool: budget.perTool }),
+          },
+        }),
+      });
+      runs.set(run);
+      return c.json(run, 201);
+    },
+  }),
+  route({
+    method: "post",
+    path: "/v1/runs/:runId/tool-calls",
+    operationId: "submitToolCall",
+    summary: "Submit one tool call; returns the bounded result or a safe error.",
+    access: "agent",
+    body: {
+      schema: ToolCallBody,
+      size: "toolCall",
+      onInvalid: (c, issues, sent) => {
+        if (issues === null) return errorResponse(c, "INVALID_REQUEST");
+        const keys = new Set(issues.map((issue) => topKey([issue])));
+        const id = isSafeToolCallId(sent?.toolCallId) ? sent.toolCallId : null;
+        for (const [key, code] of CALL_FIELD_CODES) {
+          if (keys.has(key)) return c.json(callError(id, code), HTTP_STATUS_BY_CODE[code]);
+        }
+        return errorResponse(c, "INVALID_REQUEST");
+      },
+      onTooLarge: (c) => c.json(callError(null, "REQUEST_TOO_LARGE"), 413),
+    },
+    responses: Object.fromEntries(
+      statusesOf([
+        "EXECUTION_FAILED",
+        "INVALID_INPUT",
+        "REQUEST_TOO_LARGE",
+        "UNAUTHORIZED",
+        "RUN_NOT_FOUND",
+        "DUPLICATE_TOOL_CALL",
+        "DEADLINE_EXCEEDED",
+        "RUN_BUDGET_EXHAUSTED",
+        "STORE_UNAVAILABLE",
+      ]).map((status) => [status, "BoundaryResult" as const]),
+    ),
+    handle: async (c, { boundary, runs }, { data: body, sent }) => {
+      const runId = c.req.param("runId") ?? "";
+      const run = await runs.get(runId, boundary);
+      if (run === null) return c.json(callError(body.toolCallId, "RUN_NOT_FOUND"), 404);
+      const result = await boundary.invoke(run, {
+        toolCallId: body.toolCallId,
+        runId: body.runId ?? runId,
+        toolName: body.toolName,
+        // The input exactly as sent: the schema only checked its type, and the record must
+        // hold the request as the agent made it.
+        input: sent.input,
+      });
+      return c.json(result, result.status === "READY" ? 200 : HTTP_STATUS_BY_CODE[result.code]);
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/runs/:runId/tool-calls/:toolCallId",
+    operationId: "getRecord",
+    summary: "Read the canonical record of a tool call (harness only; includes the raw response).",
+    access: "harness",
+    responses: { 200: "CanonicalRecord", 400: "Error", 404: "Error" },
+    handle: async (c, { boundary }) => {
+      const record = await boundary.inspect(c.req.param("runId")!, c.req.param("toolCallId")!);
+      return record === null ? errorResponse(c, "NOT_FOUND") : c.json(record, 200);
+    },
+  }),
+  route({
+    method: "post",
+    path: "/v1/runs/:runId/end",
+    operationId: "endRun",
+    summary: "End a run and get its observed facts.",
+    access: "harness",
+    responses: { 200: "RunEnd", 400: "Error", 404: "Error" },
+    handle: async (c, { boundary, runs }) => {
+      const runId = c.req.param("runId")!;
+      const report = await boundary.endRunReport(runs.take(runId) ?? runId);
+      return c.json(report, 200);
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/tools",
+    operationId: "listTools",
+    summary: "List the tools with their read-only flags and input JSON Schemas.",
+    access: "harness",
+    responses: { 200: "Tools" },
+    handle: (c, { tools }) => c.json(tools, 200),
+  }),
+  route({
+    method: "get",
+    path: "/healthz",
+    operationId: "health",
+    summary: "Liveness.",
+    access: "public",
+    responses: { 200: "Health" },
+    handle: (c) => c.json({ status: "ok" } satisfies Health, 200),
+  }),
+  route({
+    method: "get",
+    path: "/openapi.json",
+    operationId: "openapi",
+    summary: "This document.",
+    access: "public",
+    responses: {},
+    handle: (c, { openapi }) => c.json(openapi, 200),
+  }),
+];
