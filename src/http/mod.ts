@@ -2,10 +2,11 @@
  * The HTTP API: a Hono app over a {@linkcode ToolBoundary}. Web APIs and Hono only, so it runs on
  * Cloudflare Workers, Deno, Bun and anything else that speaks `fetch`.
  *
- * Routes: `POST /v1/runs`, `POST /v1/runs/{runId}/tool-calls`,
- * `GET /v1/runs/{runId}/tool-calls/{toolCallId}`, `POST /v1/runs/{runId}/end`, `GET /v1/tools`,
- * `GET /healthz`, `GET /openapi.json`. Two bearer tokens: the agent token may only submit tool
- * calls, the harness token may do everything. Every error is JSON
+ * Routes: `POST /v1/runs`, `POST /v1/runs/{runId}/tool-calls`, `POST /v1/runs/{runId}/mcp` (MCP,
+ * with a server `secret`), `GET /v1/runs/{runId}/tool-calls/{toolCallId}`,
+ * `POST /v1/runs/{runId}/end`, `GET /v1/tools`, `GET /healthz`, `GET /openapi.json`. Two bearer
+ * tokens: the agent token may only submit tool calls, the harness token may do everything; with a
+ * `secret`, each started run also gets its own agent token, valid on that run only. Every error is JSON
  * (`{ status: "ERROR", code, message }`) with the status from {@linkcode HTTP_STATUS_BY_CODE}.
  *
  * Every route is one entry of a route table, which the app registers, the OpenAPI document
