@@ -40,6 +40,9 @@ export const ERROR_CODES = [
   "STORE_UNAVAILABLE",
   "RECORD_EXPIRED",
   "ILLEGAL_TRANSITION",
+  "TOOL_CALL_CONFLICT",
+  "OUTCOME_UNKNOWN",
+  "RECORD_NOT_FOUND",
 ] as const;
 
 /** One of {@linkcode ERROR_CODES}. */
@@ -81,6 +84,9 @@ export const ERROR_MESSAGES: Readonly<Record<ErrorCode, string>> = Object.freeze
   STORE_UNAVAILABLE: "The invocation store is unavailable; the outcome was not recorded.",
   RECORD_EXPIRED: "The invocation record expired before it could be completed.",
   ILLEGAL_TRANSITION: "The invocation record is not in a state that allows this change.",
+  TOOL_CALL_CONFLICT: "A tool call with this ID was already submitted with a different request.",
+  OUTCOME_UNKNOWN: "The tool call began but its outcome was not recorded.",
+  RECORD_NOT_FOUND: "No tool call with this ID was begun in this run.",
 });
 
 const CODE_SET: ReadonlySet<string> = new Set(ERROR_CODES);

@@ -67,9 +67,12 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<AnyErrorCode, ErrorStatus>> = 
   NOT_FOUND: 404,
   RUN_NOT_FOUND: 404,
   UNKNOWN_TOOL: 404,
+  RECORD_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   // Conflicts with the state of the run or record.
   DUPLICATE_TOOL_CALL: 409,
+  TOOL_CALL_CONFLICT: 409,
+  OUTCOME_UNKNOWN: 409,
   RUN_ALREADY_EXISTS: 409,
   RUN_INACTIVE: 409,
   ILLEGAL_TRANSITION: 409,
