@@ -72,9 +72,19 @@ export {
   RUN_ID_PATTERN,
   TOOL_CALL_ID_PATTERN,
 } from "./core/ids.ts";
+export { requestDigest } from "./core/digest.ts";
+export {
+  applyOutcome,
+  completeTransition,
+  isSameOutcome,
+  isValidOutcome,
+  summarizeCall,
+} from "./core/lifecycle.ts";
 export {
   checkBeginRequest,
   checkBudget,
+  checkCompleteRequest,
+  checkEndRunRequest,
   checkEpochMs,
   checkPerTool,
   checkReadFactsRequest,
@@ -84,9 +94,11 @@ export {
   MAX_EPOCH_MS,
   MAX_TTL_MS,
   ownBudget,
+  REQUEST_DIGEST_PATTERN,
   setOwnBudget,
 } from "./core/limits.ts";
 export {
+  canonicalJson,
   checkJson,
   isPlainObject,
   type JsonObject,

@@ -18,6 +18,7 @@ import {
 } from "./limits.ts";
 import { type JsonObject, snapshotJson, type SnapshotProblem } from "./json.ts";
 import { rowsToFacts, snapshotProjection } from "./progress.ts";
+import { requestDigest } from "./digest.ts";
 import type { CompleteOutcome, Store, StoredRecord } from "./store.ts";
 import { type AnyToolDefinition, isToolName, type ProjectContext } from "./tool.ts";
 import {
@@ -357,6 +358,7 @@ export class ToolBoundary {
         toolCallId,
         toolName: tool.name,
         requestJson,
+        requestDigest: await requestDigest(call.input),
         attemptId,
         ttlMs: this.#recordTtlMs,
         now,
