@@ -86,7 +86,8 @@ export type {
   RunEnd,
   ToolCallEnvelope,
 } from "./core/types.ts";
-export type { JsonObject, JsonValue } from "./core/json.ts";
+export { canonicalJson, type JsonObject, type JsonValue } from "./core/json.ts";
+export { requestDigest } from "./core/digest.ts";
 export { DEFAULT_LIMITS, type Limits } from "./core/limits.ts";
 export {
   BoundaryError,
@@ -95,5 +96,5 @@ export {
   type ErrorCode,
   isErrorCode,
 } from "./core/errors.ts";
-export type { Store } from "./core/store.ts";
+export type { CallSummary, Store } from "./core/store.ts";
 export { MemoryStore, type MemoryStoreOptions } from "./stores/memory.ts";

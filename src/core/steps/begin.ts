@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { requestDigest } from "../digest.ts";
 import type { ErrorResult } from "../types.ts";
 import type { Call } from "./call.ts";
 
@@ -18,6 +19,8 @@ import type { Call } from "./call.ts";
  */
 export async function begin(call: Call): Promise<ErrorResult | null> {
   const { setup, run, tool, toolCallId } = call;
+  // The store tells a repeat from another request under the same key by this digest alone.
+  const digest = await requestDigest(call.input);
   if (setup.ended.has(run)) return call.refuse("RUN_INACTIVE");
   const now = setup.clock();
   if (now >= run.deadline) return call.refuse("DEADLINE_EXCEEDED");
@@ -30,6 +33,7 @@ export async function begin(call: Call): Promise<ErrorResult | null> {
       toolCallId,
       toolName: tool.name,
       requestJson: call.requestJson,
+      requestDigest: digest,
       attemptId,
       ttlMs: setup.recordTtlMs,
       now,

@@ -1,6 +1,7 @@
 /**
- * The store conformance suite, split by capability: the `Store` contract (runs, begin,
- * complete, TTL, progress and facts, round trips, concurrency), checked on the store directly,
+ * The store conformance suite, split by capability: the `Store` contract (runs, begin, request
+ * identity and the calls a run keeps, complete, TTL, progress and facts, round trips,
+ * concurrency), checked on the store directly,
  * and the boundary on top of it (preflight, records, outcomes, limits, run progress, shared
  * stores), checked through a `ToolBoundary`.
  *
@@ -22,6 +23,7 @@ import {
   type Suite,
 } from "./context.ts";
 import { storeBeginCases } from "./store_begin.ts";
+import { storeCallCases } from "./store_calls.ts";
 import { storeCompleteCases } from "./store_complete.ts";
 import { storeConcurrencyCases } from "./store_concurrency.ts";
 import { storeFactCases } from "./store_facts.ts";
@@ -34,6 +36,7 @@ export type { ConformanceOptions, StoreUnderTest, TestRegistrar } from "./contex
 const STORE_CASES: readonly ((suite: Suite<StoreContext>) => void)[] = [
   storeRunCases,
   storeBeginCases,
+  storeCallCases,
   storeCompleteCases,
   storeTtlCases,
   storeFactCases,
