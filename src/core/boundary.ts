@@ -82,6 +82,17 @@ export type BoundaryEvent =
     error?: unknown;
   }
   | {
+    /** A used key with the same request got its recorded result again: nothing ran. */
+    type: "call.replayed";
+    runId: string;
+    toolCallId: string;
+    toolName: string;
+    /** The recorded status. */
+    status: "READY" | "ERROR";
+    /** The recorded error code of an ERROR record, else `null`. */
+    code: ErrorCode | null;
+  }
+  | {
     /** A run was started. */
     type: "run.started";
     runId: string;
@@ -109,6 +120,15 @@ export interface ToolBoundaryOptions {
   runTtlMs?: number;
   /** Budget when `startRun` gets none. @default { calls: 100 } */
   defaultBudget?: RunBudget;
+  /**
+   * What `invoke` answers for a tool call ID already used in the run with the same request (an
+   * equal input as a JSON value): `"refuse"`, ERROR DUPLICATE_TOOL_CALL; or `"replay"`, the
+   * recorded result exactly as first returned plus `replayed: true` (a record still PROJECTING:
+   * ERROR OUTCOME_UNKNOWN; one that expired: ERROR RECORD_EXPIRED). Either way the tool never
+   * runs again and no budget is used; another request under a used ID is TOOL_CALL_CONFLICT.
+   * @default "refuse"
+   */
+  onDuplicate?: "refuse" | "replay";
   /** Decides whether a call is allowed; anything but `true` (or a throw) refuses it. */
   authorize?: (run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>;
   /**
@@ -242,7 +262,7 @@ export class ToolBoundary {
    *
    * @param options Store, tools, limits, TTLs, authorization, observer and clock.
    * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
-   *   lone surrogate, or `store` is not a store.
+   *   lone surrogate, `store` is not a store, or `onDuplicate` is neither "refuse" nor "replay".
    * @throws {RangeError} When a limit is not a positive integer or a TTL is not an integer from 1
    *   to `MAX_TTL_MS`.
    */
@@ -278,11 +298,16 @@ export class ToolBoundary {
     this.#runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? DEFAULT_RUN_TTL_MS);
     this.#defaultBudget = options.defaultBudget ?? DEFAULT_BUDGET;
     const clock = options.clock;
+    const onDuplicate = options.onDuplicate ?? "refuse";
+    if (onDuplicate !== "refuse" && onDuplicate !== "replay") {
+      throw new TypeError('Cannot create ToolBoundary: onDuplicate must be "refuse" or "replay"');
+    }
     this.#setup = {
       store,
       limits: this.limits,
       tools,
       recordTtlMs: checkTtlMs("recordTtlMs", options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS),
+      onDuplicate,
       authorize: options.authorize,
       authorizeTimeoutMs: positive(
         "authorizeTimeoutMs",
@@ -463,8 +488,9 @@ export class ToolBoundary {
     // a projector that returned one): awaiting a plain value would still cost a turn.
     let refused = authorize(call);
     if (refused instanceof Promise) refused = await refused;
-    refused ??= await begin(call);
-    if (refused !== null) return refused;
+    // A refusal, or (when duplicates are replayed) the recorded result: nothing more runs.
+    const answered = refused ?? await begin(call);
+    if (answered !== null) return answered;
     // The record exists: whatever happens from here on, complete() ends it READY or ERROR.
     if (call.outcome === null) { // not cancelled while it began
       try {

@@ -71,6 +71,8 @@ export interface ReadyResult extends Projection {
   status: "READY";
   /** The framework's tool call ID, exactly as submitted. */
   toolCallId: string;
+  /** Present when the result is the recorded one given again (replay, recall): nothing ran. */
+  replayed?: true;
 }
 
 /** A schema issue an agent may see: where and what was expected, never the value. */
@@ -93,6 +95,8 @@ export interface ErrorResult {
   message: string;
   /** For INVALID_INPUT from a schema: failing field paths and expected types (no values). */
   issues?: InputIssue[];
+  /** Present when the error is the one recorded, given again (replay, recall): nothing ran. */
+  replayed?: true;
 }
 
 /** What `invoke` returns to the agent: a bounded result or a safe error. Never raw data. */

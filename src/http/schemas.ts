@@ -149,6 +149,10 @@ export const RunContextSchema: v.GenericSchema<RunContext> = schemaOf<RunContext
 
 const projected = v.picklist(["EVIDENCE_FOUND", "NO_EVIDENCE"]);
 const issue = v.object({ path: v.string(), expected: v.nullable(v.string()) });
+const replayed = v.pipe(
+  v.literal(true),
+  v.description("The recorded result given again (replay, recall): nothing ran."),
+);
 
 /** What a tool call returns: the bounded READY result or a safe ERROR. */
 export const BoundaryResultSchema: v.GenericSchema<BoundaryResult> = schemaOf<BoundaryResult>()(
@@ -159,6 +163,7 @@ export const BoundaryResultSchema: v.GenericSchema<BoundaryResult> = schemaOf<Bo
       evidence: projected,
       scope: v.string(),
       content: json,
+      replayed: v.exactOptional(replayed),
     }),
     v.object({
       status: v.literal("ERROR"),
@@ -166,6 +171,7 @@ export const BoundaryResultSchema: v.GenericSchema<BoundaryResult> = schemaOf<Bo
       code: v.picklist(ERROR_CODES),
       message: v.string(),
       issues: v.exactOptional(v.array(issue)),
+      replayed: v.exactOptional(replayed),
     }),
   ]),
 );
