@@ -73,6 +73,7 @@ export {
 export type {
   BoundaryResult,
   CanonicalRecord,
+  Citation,
   ErrorResult,
   EvidenceStatus,
   InputIssue,
@@ -96,5 +97,5 @@ export {
   type ErrorCode,
   isErrorCode,
 } from "./core/errors.ts";
-export type { CallSummary, Store } from "./core/store.ts";
+export type { CallSummary, RunState, Store } from "./core/store.ts";
 export { MemoryStore, type MemoryStoreOptions } from "./stores/memory.ts";

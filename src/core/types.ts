@@ -150,6 +150,20 @@ export interface ObservedFact {
   observedAt: number;
 }
 
+/** Whether a final answer may cite one tool call, as `checkCitations` decides it. */
+export interface Citation {
+  /** The tool call ID, as given. */
+  toolCallId: string;
+  /**
+   * EVIDENCE: a READY record of this run with EVIDENCE_FOUND. NEGATIVE_OBSERVATION: READY with
+   * NO_EVIDENCE, valid only within `scope`. NOT_EVIDENCE: anything else (never begun, expired,
+   * another run's, still PROJECTING, ERROR, or an ID outside the allow-list).
+   */
+  verdict: "EVIDENCE" | "NEGATIVE_OBSERVATION" | "NOT_EVIDENCE";
+  /** The scope of a NEGATIVE_OBSERVATION, from the recorded agent result; absent otherwise. */
+  scope?: string;
+}
+
 /** A run and its facts as `endRun` reports them. */
 export interface RunEnd {
   /** Facts in execution order, within the count and byte caps. */

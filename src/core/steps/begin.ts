@@ -52,6 +52,10 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
     if (begun.code !== "DUPLICATE_TOOL_CALL" || !replay || begun.record === undefined) {
       return call.refuse(begun.code);
     }
+    // The digest covers the request only: a record of another tool is another call.
+    if (begun.record !== null && begun.record.toolName !== tool.name) {
+      return call.refuse("TOOL_CALL_CONFLICT");
+    }
     const replayed = replayResult(toolCallId, begun.record);
     if (replayed.status === "ERROR" && replayed.replayed !== true) {
       return call.refuse(replayed.code);
