@@ -269,13 +269,22 @@ export function canonicalJson(value: JsonValue): string {
       return value ? "true" : "false";
     case "object": {
       if (value === null) return "null";
-      if (isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+      if (isArray(value)) {
+        let out = "[";
+        for (let i = 0; i < value.length; i++) {
+          out += (i === 0 ? "" : ",") + canonicalJson(value[i]!);
+        }
+        return out + "]";
+      }
       if (!isPlainObject(value)) break;
-      // Default sort compares UTF-16 code units.
-      const parts = keysOf(value).sort().map((key) =>
-        `${JSON.stringify(key)}:${canonicalJson(value[key]!)}`
-      );
-      return `{${parts.join(",")}}`;
+      // The default sort compares UTF-16 code units.
+      const keys = keysOf(value).sort();
+      let out = "{";
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        out += (i === 0 ? "" : ",") + JSON.stringify(key) + ":" + canonicalJson(value[key]!);
+      }
+      return out + "}";
     }
   }
   throw new TypeError("Cannot make canonical JSON: the value is not JSON data");

@@ -20,9 +20,11 @@
  * - `cjson.encode` passes UTF-8 bytes through as they are, escapes `"`, `\`, `/` and control
  *   bytes, and turns an empty table into `{}`: every reply table starts with its status, so it is
  *   never empty, and never holds a nil (HMGET gives `false` for an absent field).
- * - TTLs are set once, by the script run that creates a key (`PEXPIRE` after the `HSET`, `SADD`
- *   or `RPUSH` that created it); updates use `HSET` on an existing key, which keeps the remaining
- *   TTL.
+ * - TTLs are set once, by the script run that creates a key (`PEXPIRE` after the `HSET` or
+ *   `RPUSH` that created it); updates use `HSET` or `RPUSHX` on an existing key, which keeps the
+ *   remaining TTL.
+ * - A script cut off part-way (Redis keeps the writes before a refused command) leaves nothing a
+ *   reader could take for a later state: each writes in an order where every prefix is safe.
  *
  * @module
  */

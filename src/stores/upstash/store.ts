@@ -355,7 +355,8 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  *
  * - Every transition (start run, begin, complete, end run) is one Lua script, so it is atomic
  *   and costs one REST round trip (`EVALSHA`; `EVAL` once more when Redis answers `NOSCRIPT`).
- *   Reads (`get`, `getRun`) are one round trip too and never touch a TTL. Ending a run costs
+ *   Reads (`get`, `getRun`, `lookupCall`) are one round trip too and never touch a TTL;
+ *   `listCalls` is two (the run, then its records). Ending a run costs
  *   two round trips whatever the number of calls: `endRun` returns the progress index, then
  *   `readFacts` resolves all of it in one script that reads only the fact fields of each record
  *   hash, so no request or raw payload leaves Redis.

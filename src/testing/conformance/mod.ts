@@ -27,6 +27,7 @@ import { storeCallCases } from "./store_calls.ts";
 import { storeCompleteCases } from "./store_complete.ts";
 import { storeConcurrencyCases } from "./store_concurrency.ts";
 import { storeFactCases } from "./store_facts.ts";
+import { storeIdCases } from "./store_ids.ts";
 import { storeRoundTripCases } from "./store_round_trip.ts";
 import { storeRunCases } from "./store_runs.ts";
 import { storeTtlCases } from "./store_ttl.ts";
@@ -42,6 +43,7 @@ const STORE_CASES: readonly ((suite: Suite<StoreContext>) => void)[] = [
   storeFactCases,
   storeRoundTripCases,
   storeConcurrencyCases,
+  storeIdCases,
 ];
 
 const BOUNDARY_CASES: readonly ((suite: Suite<BoundaryContext>) => void)[] = [
