@@ -62,6 +62,7 @@ import { BoundaryError } from "../core/errors.ts";
 import { accessGuards, type AppEnv, type Role } from "./auth.ts";
 import {
   type BodySize,
+  CITATIONS_BODY_BYTES,
   CONTROL_BODY_BYTES,
   ENVELOPE_OVERHEAD_BYTES,
   jsonBody,
@@ -83,6 +84,7 @@ import {
 export {
   type AnyErrorCode,
   type AppEnv,
+  CITATIONS_BODY_BYTES,
   CONTROL_BODY_BYTES,
   ENVELOPE_OVERHEAD_BYTES,
   type ErrorStatus,
@@ -192,6 +194,7 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   const bodyBytes: Record<BodySize, number> = {
     control: CONTROL_BODY_BYTES,
     toolCall: options.toolCallBodyBytes ?? toolCallBodyLimit(boundary.limits),
+    citations: CITATIONS_BODY_BYTES,
   };
   const deps: RouteDeps = {
     boundary,
