@@ -54,6 +54,7 @@ export {
   type AuthorizeRequest,
   type BoundaryEvent,
   type InvokeOptions,
+  MAX_CITATIONS,
   type StartRunOptions,
   ToolBoundary,
   type ToolBoundaryOptions,
