@@ -245,9 +245,12 @@ Deno.test("duplicates, budgets, run mismatch and unknown runs", async () => {
   const run = await startRun({ ttlMs: 60_000, budget: { calls: 2 } });
   const first = { toolCallId: "call_1", toolName: "search_runbook", input: { query: "disk" } };
   assert.equal((await submit(run.runId, first)).status, 200);
-  const dup = await submit(run.runId, { ...first, input: { query: "tls" } });
+  const dup = await submit(run.runId, first);
   assert.equal(dup.status, 409);
   assert.equal((await json(dup)).code, "DUPLICATE_TOOL_CALL");
+  const conflict = await submit(run.runId, { ...first, input: { query: "tls" } });
+  assert.equal(conflict.status, 409);
+  assert.equal((await json(conflict)).code, "TOOL_CALL_CONFLICT");
   const kept = await json(await call("GET", `/v1/runs/${run.runId}/tool-calls/call_1`));
   assert.deepEqual(kept.request, { query: "disk" });
 
