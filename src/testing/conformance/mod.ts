@@ -3,7 +3,7 @@
  * identity and the calls a run keeps, complete, TTL, progress and facts, round trips,
  * concurrency), checked on the store directly,
  * and the boundary on top of it (preflight, records, outcomes, limits, run progress, shared
- * stores), checked through a `ToolBoundary`.
+ * stores, replay, recall, the call list and citations), checked through a `ToolBoundary`.
  *
  * @module
  */
@@ -12,6 +12,7 @@ import { boundaryOutcomeCases } from "./boundary_outcomes.ts";
 import { boundaryPreflightCases } from "./boundary_preflight.ts";
 import { boundaryProgressCases } from "./boundary_progress.ts";
 import { boundaryRecordCases } from "./boundary_records.ts";
+import { boundaryResumeCases } from "./boundary_resume.ts";
 import { boundarySharedCases } from "./boundary_shared.ts";
 import {
   type BoundaryContext,
@@ -53,6 +54,7 @@ const BOUNDARY_CASES: readonly ((suite: Suite<BoundaryContext>) => void)[] = [
   boundaryLimitCases,
   boundaryProgressCases,
   boundarySharedCases,
+  boundaryResumeCases,
 ];
 
 /**
