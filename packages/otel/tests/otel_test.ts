@@ -7,7 +7,7 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import * as v from "valibot";
-import { type BoundaryResult, defineTool, ToolBoundary } from "@tool-boundary/core";
+import { defineTool, ToolBoundary } from "@tool-boundary/core";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { CANARY_SECRET, createFakeToolkit } from "@tool-boundary/core/testing";
 import { otelObserver, REFUSED_EVENT } from "../mod.ts";
