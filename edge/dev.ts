@@ -3,7 +3,8 @@
  *
  * Tokens come from AGENT_TOKEN and HARNESS_TOKEN, or are generated for this process and printed.
  * The store is in memory unless UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set.
- * PORT picks the port (default 8787; 0 for any free one). Each failed call is logged with its code
+ * PORT picks the port (default 8787; 0 for any free one). The run inspector is served at /inspect
+ * (INSPECTOR=off turns it off). Each failed call is logged with its code
  * and the error's name, never its message or any call data.
  *
  * @module
@@ -32,8 +33,15 @@ const generated = () => `dev-${crypto.randomUUID().replaceAll("-", "")}`;
 const env = Deno.env.toObject();
 const agentToken = env.AGENT_TOKEN || generated();
 const harnessToken = env.HARNESS_TOKEN || generated();
+// On unless INSPECTOR=off: the page holds no data and the server listens on loopback only.
+const inspector = env.INSPECTOR?.trim().toLowerCase() !== "off";
 const { app, store } = buildEdgeApp(
-  { ...env, AGENT_TOKEN: agentToken, HARNESS_TOKEN: harnessToken },
+  {
+    ...env,
+    AGENT_TOKEN: agentToken,
+    HARNESS_TOKEN: harnessToken,
+    INSPECTOR: inspector ? "on" : "off",
+  },
   (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
   TOOLS,
   logFailure,
@@ -50,6 +58,7 @@ Deno.serve({
   agent token   (${from("AGENT_TOKEN")}): ${agentToken}
   harness token (${from("HARNESS_TOKEN")}): ${harnessToken}
   demo tools: ${TOOLS.map((tool) => tool.name).join(", ")}
+  run inspector: ${inspector ? `${url}/inspect (paste the harness token there)` : "off"}
 
 Try it:
   export TB=${url} AGENT=${agentToken} HARNESS=${harnessToken}

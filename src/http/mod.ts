@@ -67,6 +67,7 @@ import {
   jsonBody,
   toolCallBodyLimit,
 } from "./body.ts";
+import { serveInspector } from "./inspector.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
 import { RunCache } from "./run_cache.ts";
@@ -150,6 +151,12 @@ export interface CreateAppOptions {
   info?: { title: string; version: string };
   /** Receives unexpected errors (500s and store failures) for logs; never shown to a client. */
   onError?: (error: unknown, requestId: string) => void;
+  /**
+   * Serve the run inspector at `/inspect`: a static page (no data of its own) that asks for the
+   * harness token and shows a run, its calls and their records through the JSON API.
+   * @default false
+   */
+  inspector?: boolean;
 }
 
 /**
@@ -235,6 +242,8 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
       (c) => route.handle(c, deps),
     );
   }
+
+  if (options.inspector === true) serveInspector(app);
 
   app.notFound((c) => errorResponse(c, "NOT_FOUND"));
   app.onError((error, c) => {
