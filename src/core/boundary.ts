@@ -18,7 +18,7 @@ import {
 } from "./limits.ts";
 import { type JsonObject, snapshotJson, type SnapshotProblem } from "./json.ts";
 import { rowsToFacts, snapshotProjection } from "./progress.ts";
-import type { CompleteOutcome, Store, StoredRecord } from "./store.ts";
+import type { CallSummary, CompleteOutcome, RunState, Store, StoredRecord } from "./store.ts";
 import { type AnyToolDefinition, isToolName, type ProjectContext } from "./tool.ts";
 import {
   type BoundaryResult,
@@ -422,6 +422,70 @@ export class ToolBoundary {
     if (!isSafeRunId(runId) || !isSafeToolCallId(toolCallId)) return null;
     const stored = await this.#storeCall(() => this.store.get(runId, toolCallId));
     return stored === null ? null : toCanonicalRecord(stored);
+  }
+
+  /**
+   * Every call the run began, in begin order, without payloads: each with its record's status
+   * (EXPIRED once the record is gone, the key staying begun). Refused calls were never begun and
+   * are not listed. Never touches TTLs.
+   *
+   * @param runId The run ID.
+   * @returns The calls, in begin order.
+   * @throws {BoundaryError} INVALID_RUN_ID, RUN_NOT_FOUND (absent or expired) or
+   *   STORE_UNAVAILABLE.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { defineTool, ToolBoundary } from "@tool-boundary/core";
+   *
+   * const echo = defineTool({
+   *   name: "echo",
+   *   readOnly: true,
+   *   execute: (input) => input,
+   *   project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "echo", content: raw }),
+   * });
+   * const boundary = new ToolBoundary({ tools: [echo] });
+   * const run = await boundary.startRun({ ttlMs: 60_000 });
+   * await boundary.invoke(run, { toolCallId: "call_1", runId: run.runId, toolName: "echo", input: {} });
+   * const calls = await boundary.listCalls(run.runId);
+   * assert.deepEqual(calls.map((call) => [call.toolCallId, call.status, call.evidence]), [
+   *   ["call_1", "READY", "EVIDENCE_FOUND"],
+   * ]);
+   * ```
+   */
+  async listCalls(runId: string): Promise<CallSummary[]> {
+    return (await this.inspectRun(runId)).calls;
+  }
+
+  /**
+   * The run as the store keeps it (status, deadline, budgets and what was used of them) and
+   * {@linkcode ToolBoundary.listCalls}, from one store read. Harness-only, like `inspect`: it is
+   * what the run inspector and `GET /v1/runs/{runId}` show.
+   *
+   * @param runId The run ID.
+   * @returns The run's state and its calls in begin order.
+   * @throws {BoundaryError} INVALID_RUN_ID, RUN_NOT_FOUND (absent or expired) or
+   *   STORE_UNAVAILABLE.
+   */
+  async inspectRun(runId: string): Promise<{ run: RunState; calls: CallSummary[] }> {
+    if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
+    const listed = await this.#storeCall(() => this.store.listCalls(runId));
+    if (listed === null) throw new BoundaryError("RUN_NOT_FOUND");
+    const { run } = listed;
+    return {
+      // Copies: the caller cannot reach what a store keeps.
+      run: {
+        runId: run.runId,
+        status: run.status,
+        deadline: run.deadline,
+        startedAt: run.startedAt,
+        endedAt: run.endedAt,
+        budget: { calls: run.budget.calls, perTool: { ...run.budget.perTool } },
+        used: { calls: run.used.calls, perTool: { ...run.used.perTool } },
+      },
+      calls: listed.calls.map((call) => ({ ...call })),
+    };
   }
 
   /**

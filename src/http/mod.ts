@@ -2,9 +2,10 @@
  * The HTTP API: a Hono app over a {@linkcode ToolBoundary}. Web APIs and Hono only, so it runs on
  * Cloudflare Workers, Deno, Bun and anything else that speaks `fetch`.
  *
- * Routes: `POST /v1/runs`, `POST /v1/runs/{runId}/tool-calls`,
+ * Routes: `POST /v1/runs`, `GET /v1/runs/{runId}`, `POST /v1/runs/{runId}/tool-calls`,
  * `GET /v1/runs/{runId}/tool-calls/{toolCallId}`, `POST /v1/runs/{runId}/end`, `GET /v1/tools`,
- * `GET /healthz`, `GET /openapi.json`. Two bearer tokens: the agent token may only submit tool
+ * `GET /healthz`, `GET /openapi.json`, and with `inspector: true` the run inspector's page at
+ * `GET /inspect`. Two bearer tokens: the agent token may only submit tool
  * calls, the harness token may do everything. Every error is JSON
  * (`{ status: "ERROR", code, message }`) with the status from {@linkcode HTTP_STATUS_BY_CODE}.
  *

@@ -17,7 +17,14 @@ import type { AppEnv } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
 import { jsonSchemaOf, type RouteDoc } from "./openapi.ts";
 import type { RunCache } from "./run_cache.ts";
-import { type Health, perToolOf, StartRunBody, ToolCallBody, type ToolList } from "./schemas.ts";
+import {
+  type Health,
+  perToolOf,
+  type RunCalls,
+  StartRunBody,
+  ToolCallBody,
+  type ToolList,
+} from "./schemas.ts";
 import { type AnyErrorCode, callError, errorResponse, HTTP_STATUS_BY_CODE } from "./status.ts";
 
 /** What the handlers work with, made once per app. */
@@ -165,6 +172,19 @@ export const ROUTES: readonly Route[] = [
       });
       runs.set(run);
       return c.json(run, 201);
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/runs/:runId",
+    operationId: "getRun",
+    summary: "Read a run (status, deadline, budgets used) and every call it began, in begin " +
+      "order, without payloads (harness only).",
+    access: "harness",
+    responses: { 200: "RunCalls", 400: "Error", 404: "Error" },
+    handle: async (c, { boundary }) => {
+      const body: RunCalls = await boundary.inspectRun(c.req.param("runId")!);
+      return c.json(body, 200);
     },
   }),
   route({

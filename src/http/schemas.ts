@@ -12,6 +12,7 @@ import { ERROR_CODES } from "../core/errors.ts";
 import { isWellFormedName, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "../core/ids.ts";
 import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS, setOwnBudget } from "../core/limits.ts";
 import type { JsonObject, JsonValue } from "../core/json.ts";
+import type { CallSummary, RunState } from "../core/store.ts";
 import type {
   BoundaryResult,
   CanonicalRecord,
@@ -204,6 +205,39 @@ export const RunEndSchema: v.GenericSchema<RunEnd> = schemaOf<RunEnd>()(v.object
   omitted: v.pipe(count(0), v.description("READY records left out by the fact caps.")),
 }));
 
+/** The body of `GET /v1/runs/{runId}`: the run as the store keeps it and the calls it began. */
+export interface RunCalls {
+  /** The run: status, deadline, budgets and what was used of them. */
+  run: RunState;
+  /** Every call the run began, in begin order, without payloads. */
+  calls: CallSummary[];
+}
+
+const used = v.object({ calls: count(0), perTool: v.record(v.string(), count(0)) });
+const nullableEpochMs = v.nullable(epochMs);
+
+/** A run and its calls (harness only; no payloads). */
+export const RunCallsSchema: v.GenericSchema<RunCalls> = schemaOf<RunCalls>()(v.object({
+  run: v.object({
+    runId: v.string(),
+    status: v.picklist(["ACTIVE", "ENDED"]),
+    deadline: epochMs,
+    startedAt: epochMs,
+    endedAt: nullableEpochMs,
+    budget,
+    used,
+  }),
+  calls: v.array(v.object({
+    toolCallId: v.string(),
+    status: v.picklist(["PROJECTING", "READY", "ERROR", "EXPIRED"]),
+    toolName: v.nullable(v.string()),
+    evidence: v.nullable(v.picklist(["EVIDENCE_FOUND", "NO_EVIDENCE", "ERROR"])),
+    errorCode: v.nullable(v.picklist(ERROR_CODES)),
+    createdAt: nullableEpochMs,
+    updatedAt: nullableEpochMs,
+  })),
+}));
+
 /** One tool as `GET /v1/tools` lists it. */
 export interface ToolInfo {
   /** The tool's name. */
@@ -261,6 +295,7 @@ export const COMPONENTS = {
   BoundaryResult: BoundaryResultSchema,
   CanonicalRecord: CanonicalRecordSchema,
   RunEnd: RunEndSchema,
+  RunCalls: RunCallsSchema,
   Tools: ToolsSchema,
   Health: HealthSchema,
   Error: ErrorBodySchema,
