@@ -76,12 +76,15 @@ const HTML = `<!doctype html>
     </div>
     <div class="run-body">
       <dl id="run-facts" class="grid"></dl>
-      <table id="per-tool">
-        <caption>Calls begun per tool <span class="help">(— : no budget of its own)</span></caption>
-        <thead><tr><th scope="col">Tool</th><th scope="col" class="num">Used</th>
-          <th scope="col" class="num">Budget</th></tr></thead>
-        <tbody></tbody>
-      </table>
+      <div>
+        <table id="per-tool">
+          <caption>Calls begun per tool</caption>
+          <thead><tr><th scope="col">Tool</th><th scope="col" class="num">Used</th>
+            <th scope="col" class="num">Budget</th></tr></thead>
+          <tbody></tbody>
+        </table>
+        <p class="help">— : no budget of its own, only the run's.</p>
+      </div>
     </div>
   </section>
   <div id="workspace" class="workspace" hidden>
@@ -143,7 +146,7 @@ button[type="submit"] { background: #1f883d; border-color: #1a7f37; color: #fff;
 .run-head button { margin-left: auto; }
 .run-body { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: 12px 32px; align-items: start; margin-top: 10px; }
 @media (max-width: 900px) { .run-body { grid-template-columns: 1fr; } }
-.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(220px, 1fr)); gap: 10px 16px; margin: 0; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(170px, 1fr)); gap: 10px 16px; margin: 0; }
 .grid div { min-width: 0; }
 .grid dt { color: var(--muted); font-size: 13px; }
 .grid dd { margin: 0; font-weight: 600; overflow-wrap: anywhere; }

@@ -216,3 +216,34 @@ export async function scriptedRun(base: string): Promise<{ held: Promise<unknown
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** The run of the README's screenshot: the demo tools as an on-call agent might use them. */
+export const DOCS_RUN_ID = "incident-2025-03-01-disk";
+
+/** Starts the screenshot's run and submits its calls; returns the NO_EVIDENCE call's ID. */
+export async function docsRun(base: string): Promise<string> {
+  const started = await fetch(`${base}/v1/runs`, {
+    method: "POST",
+    headers: json(HARNESS_TOKEN),
+    body: JSON.stringify({ runId: DOCS_RUN_ID, ttlMs: 900_000, budget: { calls: 12 } }),
+  });
+  assert.equal(started.status, 201);
+  await started.body?.cancel();
+  const calls: [string, string, Record<string, unknown>][] = [
+    ["call_7Qx1", "search_logs", { service: "api", query: "no space", level: "ERROR" }],
+    ["call_7Qx2", "search_runbook", { query: "disk full" }],
+    ["call_7Qx3", "search_logs", { service: "worker", query: "timeout" }],
+    ["call_7Qx4", "query_metrics", { metric: 'disk_used_bytes{host="api-2"}' }],
+    ["call_7Qx5", "trace_lookup", { traceId: "4bf92f3577b34da6" }],
+    ["call_7Qx6", "export_traces", { service: "api" }],
+  ];
+  for (const [toolCallId, toolName, input] of calls) {
+    const res = await fetch(`${base}/v1/runs/${DOCS_RUN_ID}/tool-calls`, {
+      method: "POST",
+      headers: json(AGENT_TOKEN),
+      body: JSON.stringify({ toolCallId, toolName, input }),
+    });
+    await res.body?.cancel();
+  }
+  return "call_7Qx3";
+}
