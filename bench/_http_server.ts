@@ -46,7 +46,7 @@ if (mode === "bare") {
       signal,
       run: undefined!,
       toolCallId: body.toolCallId,
-    });
+    }) as LogRaw;
     const rawJson = JSON.stringify(result);
     const projection = await tool.project(result, {
       run: undefined!,

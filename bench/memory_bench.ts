@@ -46,7 +46,11 @@ for (const [label, bytes] of [["1 KiB", 1024], ["64 KiB", 65_536]] as const) {
       b.start();
       const input = JSON.parse(INPUT_TEXT);
       const requestJson = JSON.stringify(input);
-      const result = await tool.execute(input, { signal, run: undefined!, toolCallId: "call_1" });
+      const result = await tool.execute(input, {
+        signal,
+        run: undefined!,
+        toolCallId: "call_1",
+      }) as LogRaw;
       const rawJson = JSON.stringify(result);
       const projection = await tool.project(result, {
         run: undefined!,

@@ -53,10 +53,41 @@
 export {
   type AuthorizeRequest,
   type BoundaryEvent,
+  type InvokeOptions,
   type StartRunOptions,
   ToolBoundary,
   type ToolBoundaryOptions,
+  type ToolDescription,
 } from "./core/boundary.ts";
+export {
+  type AnyToolDefinition,
+  defineTool,
+  type ExecuteContext,
+  type InputSchema,
+  type ProjectContext,
+  type ProjectorOutput,
+  type ToolDefinition,
+  ToolError,
+  toolError,
+} from "./core/tool.ts";
+export type {
+  BoundaryResult,
+  CanonicalRecord,
+  ErrorResult,
+  EvidenceStatus,
+  InputIssue,
+  ObservedFact,
+  ProjectedEvidence,
+  Projection,
+  ReadyResult,
+  RecordStatus,
+  RunBudget,
+  RunContext,
+  RunEnd,
+  ToolCallEnvelope,
+} from "./core/types.ts";
+export type { JsonObject, JsonValue } from "./core/json.ts";
+export { DEFAULT_LIMITS, type Limits } from "./core/limits.ts";
 export {
   BoundaryError,
   ERROR_CODES,
@@ -64,50 +95,5 @@ export {
   type ErrorCode,
   isErrorCode,
 } from "./core/errors.ts";
-export { MAX_INPUT_ISSUES, toInputIssues } from "./core/issues.ts";
-export {
-  isSafeRunId,
-  isSafeToolCallId,
-  isWellFormedName,
-  RUN_ID_PATTERN,
-  TOOL_CALL_ID_PATTERN,
-} from "./core/ids.ts";
-export {
-  checkBeginRequest,
-  checkBudget,
-  checkEpochMs,
-  checkPerTool,
-  checkReadFactsRequest,
-  checkStartRunRequest,
-  checkTtlMs,
-  MAX_BUDGET,
-  MAX_EPOCH_MS,
-  MAX_TTL_MS,
-  ownBudget,
-  setOwnBudget,
-} from "./core/limits.ts";
-export {
-  checkJson,
-  isPlainObject,
-  type JsonObject,
-  type JsonProblem,
-  type JsonSnapshot,
-  type JsonValue,
-  snapshotJson,
-  type SnapshotProblem,
-} from "./core/json.ts";
-export { type FactCaps, rowsToFacts, validateProjection } from "./core/progress.ts";
-export { factRowOf, projectingRecord } from "./core/records.ts";
-export type * from "./core/store.ts";
-export {
-  type AnyToolDefinition,
-  defineTool,
-  type ExecuteContext,
-  type InputSchema,
-  isToolName,
-  type ProjectContext,
-  type ProjectorOutput,
-  type ToolDefinition,
-} from "./core/tool.ts";
-export * from "./core/types.ts";
-export { utf8ByteLength } from "./core/utf8.ts";
+export type { Store } from "./core/store.ts";
+export { MemoryStore, type MemoryStoreOptions } from "./stores/memory.ts";

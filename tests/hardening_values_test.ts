@@ -15,16 +15,15 @@ import * as v from "valibot";
 import {
   type BoundaryEvent,
   type BoundaryResult,
-  checkJson,
   defineTool,
   ERROR_MESSAGES,
   type ErrorCode,
-  snapshotJson,
   type Store,
   ToolBoundary,
   type ToolBoundaryOptions,
-  validateProjection,
 } from "../src/mod.ts";
+import { checkJson, snapshotJson } from "../src/core/json.ts";
+import { validateProjection } from "../src/core/progress.ts";
 import { MemoryStore } from "../src/stores/memory.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { createApp } from "../src/http/mod.ts";

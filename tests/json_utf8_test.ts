@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { checkJson, isPlainObject, utf8ByteLength, validateProjection } from "../src/mod.ts";
+import { checkJson, isPlainObject } from "../src/core/json.ts";
+import { validateProjection } from "../src/core/progress.ts";
+import { utf8ByteLength } from "../src/store.ts";
 
 const encoder = new TextEncoder();
 

@@ -4,7 +4,8 @@
  * through the boundary and over HTTP.
  */
 import fc from "fast-check";
-import { type CompleteOutcome, defineTool, type Store, ToolBoundary } from "../src/mod.ts";
+import { defineTool, type Store, ToolBoundary } from "../src/mod.ts";
+import type { CompleteOutcome } from "../src/store.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { check, checkEqual, figures, report } from "./reliability/figures.ts";
 import { httpOver, namedTool, onBothStores } from "./reliability/stores.ts";

@@ -6,7 +6,8 @@
  * created.
  */
 import fc from "fast-check";
-import { defineTool, type StartRunRequest, type Store, ToolBoundary } from "../src/mod.ts";
+import { defineTool, type Store, ToolBoundary } from "../src/mod.ts";
+import type { StartRunRequest } from "../src/store.ts";
 import { check, checkEqual, figures, report } from "./reliability/figures.ts";
 import { httpOver, namedTool, onBothStores, PROTOTYPE_KEYS } from "./reliability/stores.ts";
 

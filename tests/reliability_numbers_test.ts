@@ -4,13 +4,8 @@
  * Upstash store sends each number to its Lua scripts as a plain integer string.
  */
 import fc from "fast-check";
-import {
-  MAX_BUDGET,
-  MAX_EPOCH_MS,
-  MAX_TTL_MS,
-  type StartRunRequest,
-  ToolBoundary,
-} from "../src/mod.ts";
+import { ToolBoundary } from "../src/mod.ts";
+import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS, type StartRunRequest } from "../src/store.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { SCRIPTS } from "../src/stores/upstash/scripts.ts";
 import { check, checkEqual, figures, report } from "./reliability/figures.ts";

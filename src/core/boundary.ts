@@ -3,38 +3,46 @@
  *
  * @module
  */
-import * as v from "valibot";
 import { MemoryStore } from "../stores/memory.ts";
-import { BoundaryError, ERROR_MESSAGES, type ErrorCode } from "./errors.ts";
+import { BoundaryError, type ErrorCode } from "./errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "./ids.ts";
-import { toInputIssues } from "./issues.ts";
+import type { JsonObject } from "./json.ts";
+import { jsonSchemaOf } from "./json_schema.ts";
 import {
   checkBudget,
   checkEpochMs,
   checkPerTool,
   checkTtlMs,
+  DEFAULT_AUTHORIZE_TIMEOUT_MS,
+  DEFAULT_BUDGET,
+  DEFAULT_LIMITS,
+  DEFAULT_RECORD_TTL_MS,
+  DEFAULT_RUN_TTL_MS,
+  type Limits,
   MAX_TTL_MS,
   setOwnBudget,
 } from "./limits.ts";
-import { type JsonObject, snapshotJson, type SnapshotProblem } from "./json.ts";
-import { rowsToFacts, snapshotProjection } from "./progress.ts";
-import type { CallSummary, CompleteOutcome, RunState, Store, StoredRecord } from "./store.ts";
-import { type AnyToolDefinition, isToolName, type ProjectContext } from "./tool.ts";
-import {
-  type BoundaryResult,
-  type CanonicalRecord,
-  DEFAULT_LIMITS,
-  type ErrorResult,
-  type InputIssue,
-  type Limits,
-  type ObservedFact,
-  type Projection,
-  type RunBudget,
-  type RunContext,
-  type RunEnd,
-  type ToolCallEnvelope,
+import { rowsToFacts } from "./progress.ts";
+import type { CallSummary, RunState, Store, StoredRecord } from "./store.ts";
+import { type AnyToolDefinition, isToolName } from "./tool.ts";
+import type {
+  BoundaryResult,
+  CanonicalRecord,
+  ObservedFact,
+  RunBudget,
+  RunContext,
+  RunEnd,
+  ToolCallEnvelope,
 } from "./types.ts";
-import { utf8ByteLength } from "./utf8.ts";
+import { authorize } from "./steps/authorize.ts";
+import { begin } from "./steps/begin.ts";
+import { Call, emit, type Setup } from "./steps/call.ts";
+import { check } from "./steps/check.ts";
+import { complete } from "./steps/complete.ts";
+import { execute } from "./steps/execute.ts";
+import { preflight } from "./steps/preflight.ts";
+import { project } from "./steps/project.ts";
+import { result } from "./steps/result.ts";
 
 /** What `authorize` is asked about. */
 export interface AuthorizeRequest {
@@ -127,28 +135,63 @@ export interface StartRunOptions {
   budget?: RunBudget;
 }
 
-/** A call that passed preflight, with its input read once into the request that is recorded. */
-interface Call {
-  tool: AnyToolDefinition;
-  toolCallId: string;
-  input: JsonObject;
-  requestJson: string;
-  requestBytes: number;
+/** Options of {@linkcode ToolBoundary.invoke}. */
+export interface InvokeOptions {
+  /**
+   * The agent framework's cancellation. Aborted before the call begins: ERROR CANCELLED, no
+   * record, the tool never runs. Aborted while the store begins the call: its record ends ERROR
+   * CANCELLED and the tool never runs. Aborted while the tool or its projector runs: the tool's
+   * `ctx.signal` fires with the same reason and the record ends ERROR CANCELLED (a tool that
+   * ran out of time first stays TOOL_TIMEOUT).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { defineTool, type InvokeOptions, ToolBoundary } from "@tool-boundary/core";
+   * const echo = defineTool({
+   *   name: "echo",
+   *   readOnly: true,
+   *   execute: (input) => input,
+   *   project: () => ({ evidence: "NO_EVIDENCE", scope: "echo", content: null }),
+   * });
+   * const boundary = new ToolBoundary({ tools: [echo] });
+   * const run = await boundary.startRun();
+   * const options: InvokeOptions = { signal: AbortSignal.abort() };
+   * const envelope = { toolCallId: "call_1", runId: run.runId, toolName: "echo", input: {} };
+   * const result = await boundary.invoke(run, envelope, options);
+   * assert.equal(result.status === "ERROR" && result.code, "CANCELLED");
+   * ```
+   */
+  signal?: AbortSignal;
 }
 
-/** What running a tool produced: what complete writes, and the agent's copy when READY. */
-interface ToolRun {
-  outcome: CompleteOutcome;
-  error?: unknown;
-  projection?: Projection;
+/**
+ * One tool as {@linkcode ToolBoundary.describeTools} lists it, for a model's tool list.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { defineTool, ToolBoundary, type ToolDescription } from "@tool-boundary/core";
+ * const ping = defineTool({
+ *   name: "ping",
+ *   readOnly: true,
+ *   execute: () => ({}),
+ *   project: () => ({ evidence: "NO_EVIDENCE", scope: "ping", content: null }),
+ * });
+ * const [listed]: ToolDescription[] = new ToolBoundary({ tools: [ping] }).describeTools();
+ * assert.deepEqual(listed, { name: "ping", readOnly: true, inputSchema: { type: "object" } });
+ * ```
+ */
+export interface ToolDescription {
+  /** The tool's name. */
+  name: string;
+  /** The tool's description, when it has one. */
+  description?: string;
+  /** Whether the tool is read-only; a writable one is listed too, and refused NOT_READ_ONLY. */
+  readOnly: boolean;
+  /** JSON Schema (2020-12) of the input: the tool's valibot schema, or `{ type: "object" }`. */
+  inputSchema: JsonObject;
 }
-
-const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
-const MAX_TIMER_MS = 2_147_483_647;
-const CONTENT_DEPTH = 256;
-/** Allowance for a record's metadata (IDs, status, timestamps) in the record byte limit. */
-const RECORD_OVERHEAD_BYTES = 512;
-const TIMED_OUT: unique symbol = Symbol("timed out");
 
 /**
  * The boundary. Preflight, one atomic begin, the tool, byte limits, the projector, one atomic
@@ -187,15 +230,12 @@ export class ToolBoundary {
   readonly store: Store;
   /** The limits in force. */
   readonly limits: Readonly<Limits>;
-  readonly #tools: ReadonlyMap<string, AnyToolDefinition>;
-  readonly #recordTtlMs: number;
+  /** What the steps of `invoke` read. */
+  readonly #setup: Setup;
   readonly #runTtlMs: number;
   readonly #defaultBudget: RunBudget;
-  readonly #authorize: ToolBoundaryOptions["authorize"];
-  readonly #authorizeTimeoutMs: number;
-  readonly #observe: ToolBoundaryOptions["observe"];
-  readonly #clock: () => number;
-  readonly #ended = new WeakSet<RunContext>();
+  /** The tool list of `describeTools`, as JSON text: each call gets its own copy. */
+  readonly #described: string;
 
   /**
    * Creates a boundary over a store and a fixed set of tools.
@@ -223,7 +263,6 @@ export class ToolBoundary {
       }
       tools.set(tool.name, tool);
     }
-    this.#tools = tools;
     const store = options.store ?? new MemoryStore();
     for (
       const method of ["startRun", "getRun", "begin", "complete", "get", "endRun", "readFacts"]
@@ -236,20 +275,77 @@ export class ToolBoundary {
     const limits = { ...DEFAULT_LIMITS, ...options.limits };
     for (const [name, value] of Object.entries(limits)) positive(`limits.${name}`, value);
     this.limits = Object.freeze(limits);
-    this.#recordTtlMs = checkTtlMs("recordTtlMs", options.recordTtlMs ?? 86_400_000);
-    this.#runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? 900_000);
-    this.#defaultBudget = options.defaultBudget ?? { calls: 100 };
-    this.#authorize = options.authorize;
-    this.#authorizeTimeoutMs = positive("authorizeTimeoutMs", options.authorizeTimeoutMs ?? 10_000);
-    this.#observe = options.observe;
+    this.#runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? DEFAULT_RUN_TTL_MS);
+    this.#defaultBudget = options.defaultBudget ?? DEFAULT_BUDGET;
     const clock = options.clock;
-    // Whole milliseconds, as every store keeps them (a fractional clock would not cross to Redis).
-    this.#clock = clock === undefined ? Date.now : () => Math.floor(clock());
+    this.#setup = {
+      store,
+      limits: this.limits,
+      tools,
+      recordTtlMs: checkTtlMs("recordTtlMs", options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS),
+      authorize: options.authorize,
+      authorizeTimeoutMs: positive(
+        "authorizeTimeoutMs",
+        options.authorizeTimeoutMs ?? DEFAULT_AUTHORIZE_TIMEOUT_MS,
+      ),
+      observe: options.observe,
+      // Whole milliseconds, as every store keeps them (a fractional clock would not cross to Redis).
+      clock: clock === undefined ? Date.now : () => Math.floor(clock()),
+      ended: new WeakSet<RunContext>(),
+    };
+    this.#described = JSON.stringify([...tools.values()].map(describe));
   }
 
   /** The tools, by name. */
   get tools(): ReadonlyMap<string, AnyToolDefinition> {
-    return this.#tools;
+    return this.#setup.tools;
+  }
+
+  /**
+   * Lists every tool of the boundary, writable ones included, as a model's tool list needs them:
+   * name, description, read-only flag and the JSON Schema of the input. Computed once, when the
+   * boundary is created; each call returns a fresh copy.
+   *
+   * @returns One entry per tool, in the order the tools were given.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import * as v from "valibot";
+   * import { defineTool, ToolBoundary } from "@tool-boundary/core";
+   *
+   * const search = defineTool({
+   *   name: "search_logs",
+   *   description: "Searches the service logs.",
+   *   readOnly: true,
+   *   input: v.object({ query: v.string() }),
+   *   execute: ({ query }) => ({ query }),
+   *   project: (raw) => ({ evidence: "NO_EVIDENCE", scope: raw.query, content: [] }),
+   * });
+   * const restart = defineTool({
+   *   name: "restart",
+   *   readOnly: false,
+   *   execute: () => ({}),
+   *   project: () => ({ evidence: "NO_EVIDENCE", scope: "restart", content: null }),
+   * });
+   * const boundary = new ToolBoundary({ tools: [search, restart] });
+   * assert.deepEqual(boundary.describeTools(), [
+   *   {
+   *     name: "search_logs",
+   *     description: "Searches the service logs.",
+   *     readOnly: true,
+   *     inputSchema: {
+   *       type: "object",
+   *       properties: { query: { type: "string" } },
+   *       required: ["query"],
+   *     },
+   *   },
+   *   { name: "restart", readOnly: false, inputSchema: { type: "object" } },
+   * ]);
+   * ```
+   */
+  describeTools(): ToolDescription[] {
+    return JSON.parse(this.#described);
   }
 
   /**
@@ -268,7 +364,7 @@ export class ToolBoundary {
   async startRun(options: StartRunOptions = {}): Promise<RunContext> {
     const runId = options.runId ?? crypto.randomUUID();
     if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-    const now = checkEpochMs("clock()", this.#clock());
+    const now = checkEpochMs("clock()", this.#setup.clock());
     let deadline: number;
     if (options.deadline !== undefined) {
       deadline = Number(options.deadline);
@@ -281,7 +377,7 @@ export class ToolBoundary {
     const budget = options.budget ?? this.#defaultBudget;
     const calls = checkBudget("budget.calls", budget?.calls, 1);
     const perTool: Record<string, number> = {};
-    for (const tool of this.#tools.values()) {
+    for (const tool of this.#setup.tools.values()) {
       if (tool.budget !== undefined) {
         setOwnBudget(perTool, tool.name, checkBudget(`budget of ${tool.name}`, tool.budget));
       }
@@ -293,14 +389,14 @@ export class ToolBoundary {
         deadline,
         budget: { calls, perTool },
         // The run outlives its deadline by a record's TTL, within the one TTL range.
-        ttlMs: Math.min(deadline - now + this.#recordTtlMs, MAX_TTL_MS),
+        ttlMs: Math.min(deadline - now + this.#setup.recordTtlMs, MAX_TTL_MS),
         attemptId: crypto.randomUUID(),
         now,
       })
     );
     if (!outcome.ok) throw new BoundaryError(outcome.code);
     const run = toRunContext(outcome.run);
-    this.#emit({ type: "run.started", runId, deadline: run.deadline });
+    emit(this.#setup, { type: "run.started", runId, deadline: run.deadline });
     return run;
   }
 
@@ -322,92 +418,69 @@ export class ToolBoundary {
    * agent, the envelope, a tool or its projector does: every value they supply is read once,
    * into a plain copy, and what is recorded is that copy, which is also what the next step gets.
    *
+   * The steps, each in its own file of `./steps/`: preflight, authorize, begin (the record is
+   * created), execute, check, project, complete (the record ends READY or ERROR), result.
+   *
    * @param run The explicit run context from `startRun`.
    * @param envelope The call as the agent framework produced it.
+   * @param options The caller's `signal` (see {@linkcode InvokeOptions}).
    * @returns The bounded READY result, or an ERROR with a safe code. Never raw data.
-   * @throws {TypeError} When `run` is not a run context (a programming error).
+   * @throws {TypeError} When `run` is not a run context or `options.signal` not an AbortSignal
+   *   (programming errors).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { defineTool, ToolBoundary } from "@tool-boundary/core";
+   *
+   * const slow = defineTool({
+   *   name: "slow_search",
+   *   readOnly: true,
+   *   execute: (_input, { signal }) =>
+   *     new Promise((_resolve, reject) => signal.addEventListener("abort", () => reject(signal.reason))),
+   *   project: () => ({ evidence: "NO_EVIDENCE", scope: "never reached", content: null }),
+   * });
+   * const boundary = new ToolBoundary({ tools: [slow] });
+   * const run = await boundary.startRun();
+   * const controller = new AbortController();
+   * const pending = boundary.invoke(run, {
+   *   toolCallId: "call_1", runId: run.runId, toolName: "slow_search", input: {},
+   * }, { signal: controller.signal });
+   * setTimeout(() => controller.abort(new Error("the user pressed stop")), 10);
+   * const result = await pending;
+   * assert.equal(result.status === "ERROR" && result.code, "CANCELLED");
+   * assert.equal((await boundary.inspect(run.runId, "call_1"))?.errorCode, "CANCELLED");
+   * ```
    */
-  async invoke(run: RunContext, envelope: ToolCallEnvelope): Promise<BoundaryResult> {
-    if (!run || typeof run !== "object" || !isSafeRunId(run.runId)) {
-      throw new TypeError("Cannot invoke: run must be the RunContext returned by startRun()");
-    }
-    // Only the observer's durationMs needs the start time.
-    const startedAt = this.#observe === undefined ? 0 : this.#clock();
-    const call = this.#preflight(run, envelope);
-    if ("code" in call) return call;
-    const { tool, toolCallId, requestJson } = call;
-    if (this.#authorize !== undefined) {
-      const refusal = await this.#authorizeCall(run, toolCallId, tool, requestJson);
-      if (refusal !== null) {
-        return this.#refuse(run, toolCallId, tool.name, refusal.code, refusal.error);
+  async invoke(
+    run: RunContext,
+    envelope: ToolCallEnvelope,
+    options?: InvokeOptions,
+  ): Promise<BoundaryResult> {
+    const call = preflight(this.#setup, run, envelope, options);
+    if (!(call instanceof Call)) return call;
+    // A step answers with a promise only when it has to wait (for an authorize hook, a tool or
+    // a projector that returned one): awaiting a plain value would still cost a turn.
+    let refused = authorize(call);
+    if (refused instanceof Promise) refused = await refused;
+    refused ??= await begin(call);
+    if (refused !== null) return refused;
+    // The record exists: whatever happens from here on, complete() ends it READY or ERROR.
+    if (call.outcome === null) { // not cancelled while it began
+      try {
+        let raw = execute(call);
+        if (raw instanceof Promise) raw = await raw;
+        if (raw !== null && check(call, raw)) {
+          const projecting = project(call, raw);
+          if (projecting !== undefined) await projecting;
+        }
+      } catch (error) {
+        call.fail("EXECUTION_FAILED", null, error); // not expected: every step guards itself
+      } finally {
+        call.disarm();
       }
     }
-    if (tool.readOnly !== true) return this.#refuse(run, toolCallId, tool.name, "NOT_READ_ONLY");
-    if (this.#ended.has(run)) return this.#refuse(run, toolCallId, tool.name, "RUN_INACTIVE");
-    const now = this.#clock();
-    if (now >= run.deadline) {
-      return this.#refuse(run, toolCallId, tool.name, "DEADLINE_EXCEEDED");
-    }
-
-    const attemptId = crypto.randomUUID();
-    let begun;
-    try {
-      begun = await this.store.begin({
-        runId: run.runId,
-        toolCallId,
-        toolName: tool.name,
-        requestJson,
-        attemptId,
-        ttlMs: this.#recordTtlMs,
-        now,
-      });
-    } catch (error) {
-      return this.#refuse(run, toolCallId, tool.name, "STORE_UNAVAILABLE", error);
-    }
-    if (!begun.ok) return this.#refuse(run, toolCallId, tool.name, begun.code);
-
-    let ran: ToolRun;
-    try {
-      ran = await this.#runTool(run, call);
-    } catch (error) {
-      // Not expected (every step is guarded); a begun record must still end.
-      ran = { outcome: { status: "ERROR", errorCode: "EXECUTION_FAILED", rawJson: null }, error };
-    }
-    const { outcome, error } = ran;
-    let code: ErrorCode | null = outcome.status === "ERROR" ? outcome.errorCode : null;
-    let failure = error;
-    try {
-      const completed = await this.store.complete({
-        runId: run.runId,
-        toolCallId,
-        attemptId,
-        outcome,
-        now: this.#clock(),
-      });
-      if (!completed.ok) code = completed.code;
-    } catch (thrown) {
-      code = "STORE_UNAVAILABLE";
-      failure = thrown;
-    }
-    if (this.#observe !== undefined) {
-      this.#emit({
-        type: "call.finished",
-        runId: run.runId,
-        toolCallId,
-        toolName: tool.name,
-        status: code === null ? "READY" : "ERROR",
-        code,
-        durationMs: this.#clock() - startedAt,
-        ...(failure === undefined ? {} : { error: failure }),
-      });
-    }
-    if (code !== null || ran.projection === undefined) {
-      return errorResult(toolCallId, code ?? "ILLEGAL_TRANSITION");
-    }
-    // The projection is the boundary's own copy, exactly JSON.parse of the stored text: the
-    // projector never held it, so the agent sees exactly the recorded result.
-    const { evidence, scope, content } = ran.projection;
-    return { status: "READY", toolCallId, evidence, scope, content };
+    return result(call, await complete(call));
   }
 
   /**
@@ -511,9 +584,11 @@ export class ToolBoundary {
   async endRunReport(run: RunContext | string): Promise<RunEnd> {
     const runId = typeof run === "string" ? run : run?.runId;
     if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-    const ended = await this.#storeCall(() => this.store.endRun({ runId, now: this.#clock() }));
+    const ended = await this.#storeCall(() =>
+      this.store.endRun({ runId, now: this.#setup.clock() })
+    );
     if (!ended.ok) throw new BoundaryError(ended.code);
-    if (typeof run !== "string") this.#ended.add(run);
+    if (typeof run !== "string") this.#setup.ended.add(run);
     const { factCount, factBytes } = this.limits;
     const read = await this.#storeCall(() =>
       this.store.readFacts({
@@ -528,292 +603,8 @@ export class ToolBoundary {
       maxBytes: factBytes,
     });
     const report = { facts, omitted: omitted + read.omitted };
-    this.#emit({ type: "run.ended", runId, facts: facts.length, omitted: report.omitted });
+    emit(this.#setup, { type: "run.ended", runId, facts: facts.length, omitted: report.omitted });
     return report;
-  }
-
-  /**
-   * The checks of the call itself, in order: the envelope's fields (each read once), then the
-   * input (read once into the request that is recorded).
-   */
-  #preflight(run: RunContext, envelope: unknown): ErrorResult | Call {
-    let toolCallId: unknown;
-    let runId: unknown;
-    let toolName: unknown;
-    let input: unknown;
-    let read = 0;
-    let readError: unknown;
-    try {
-      const fields = (envelope ?? {}) as Partial<ToolCallEnvelope>;
-      toolCallId = fields.toolCallId;
-      read = 1;
-      runId = fields.runId;
-      read = 2;
-      toolName = fields.toolName;
-      read = 3;
-      input = fields.input;
-      read = 4;
-    } catch (error) {
-      // A getter on the envelope, or a Proxy envelope, threw: that field is refused.
-      readError = error;
-    }
-    const failed = (at: number) => (read === at ? readError : undefined);
-    if (read < 1 || !isSafeToolCallId(toolCallId)) {
-      return this.#refuse(run, null, null, "INVALID_TOOL_CALL_ID", failed(0));
-    }
-    if (read < 2 || runId !== run.runId) {
-      return this.#refuse(run, toolCallId, null, "RUN_MISMATCH", failed(1));
-    }
-    const tool = read >= 3 && typeof toolName === "string" ? this.#tools.get(toolName) : undefined;
-    if (tool === undefined) return this.#refuse(run, toolCallId, null, "UNKNOWN_TOOL", failed(2));
-    if (read < 4) return this.#refuse(run, toolCallId, tool.name, "INVALID_INPUT", failed(3));
-
-    const parsed = this.#parseInput(tool, input);
-    if ("code" in parsed) {
-      return this.#refuse(run, toolCallId, tool.name, parsed.code, parsed.error, parsed.issues);
-    }
-    return { tool, toolCallId, ...parsed };
-  }
-
-  #parseInput(
-    tool: AnyToolDefinition,
-    raw: unknown,
-  ):
-    | { input: JsonObject; requestJson: string; requestBytes: number }
-    | { code: ErrorCode; issues?: InputIssue[]; error?: unknown } {
-    const { requestBytes, inputDepth } = this.limits;
-    // Stored JSON is never much larger than its text (and a schema may drop keys), so input
-    // whose JSON is certain to pass four times the limit is refused without reading further.
-    const maxLength = requestBytes * 4;
-    let value = raw;
-    if (typeof raw === "string") {
-      if (raw.length > maxLength) return { code: "REQUEST_TOO_LARGE" };
-      try {
-        value = JSON.parse(raw);
-      } catch {
-        return { code: "INVALID_INPUT" };
-      }
-    }
-    let snapshot = snapshotObject(value, inputDepth, maxLength);
-    if (tool.input !== undefined && "value" in snapshot) {
-      // The schema only ever sees the plain copy; its output is read once again, as it may
-      // hold anything a transform returned.
-      let checked;
-      try {
-        checked = v.safeParse(tool.input, snapshot.value);
-      } catch (error) {
-        // A schema whose own code throws (a custom check or transform) refuses the input.
-        return { code: "INVALID_INPUT", error };
-      }
-      if (!checked.success) return { code: "INVALID_INPUT", issues: toInputIssues(checked.issues) };
-      snapshot = snapshotObject(checked.output, inputDepth, maxLength);
-    }
-    if ("problem" in snapshot) {
-      const code = snapshot.problem === "TOO_LARGE" ? "REQUEST_TOO_LARGE" : "INVALID_INPUT";
-      return { code, error: snapshot.error };
-    }
-    const bytes = utf8ByteLength(snapshot.json);
-    if (bytes > requestBytes) return { code: "REQUEST_TOO_LARGE" };
-    return { input: snapshot.value, requestJson: snapshot.json, requestBytes: bytes };
-  }
-
-  /**
-   * Asks `authorize`, bounded by the run deadline and `authorizeTimeoutMs`. It gets its own copy
-   * of the recorded request, so nothing it does can change what the tool receives.
-   *
-   * @returns `null` when allowed, else the refusal: UNAUTHORIZED for anything but `true`, a
-   *   throw or the timeout; DEADLINE_EXCEEDED when the deadline came first.
-   */
-  async #authorizeCall(
-    run: RunContext,
-    toolCallId: string,
-    tool: AnyToolDefinition,
-    requestJson: string,
-  ): Promise<{ code: ErrorCode; error?: unknown } | null> {
-    const untilDeadline = run.deadline - this.#clock();
-    const deadlineFirst = untilDeadline <= this.#authorizeTimeoutMs;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let allowed: unknown;
-    try {
-      allowed = this.#authorize!(run, { toolCallId, tool, input: JSON.parse(requestJson) });
-      if (isThenable(allowed)) {
-        const asking = Promise.resolve(allowed);
-        asking.catch(() => {}); // a late rejection after the timeout is not unhandled
-        const waitMs = Math.min(this.#authorizeTimeoutMs, Math.max(0, untilDeadline), MAX_TIMER_MS);
-        allowed = await Promise.race([
-          asking,
-          new Promise<typeof TIMED_OUT>((resolve) => {
-            timer = setTimeout(() => resolve(TIMED_OUT), waitMs);
-          }),
-        ]);
-      }
-    } catch (error) {
-      return { code: "UNAUTHORIZED", error };
-    } finally {
-      clearTimeout(timer);
-    }
-    if (allowed === TIMED_OUT) {
-      return { code: deadlineFirst ? "DEADLINE_EXCEEDED" : "UNAUTHORIZED" };
-    }
-    return allowed === true ? null : { code: "UNAUTHORIZED" };
-  }
-
-  /**
-   * Executes and projects under one timer; returns what complete should write. The projector
-   * gets the copy of the raw response that is recorded, and the agent the copy of the
-   * projection that is recorded.
-   */
-  async #runTool(run: RunContext, call: Call): Promise<ToolRun> {
-    const { tool, toolCallId, input, requestJson, requestBytes } = call;
-    const limits = this.limits;
-    const fail = (errorCode: ErrorCode, rawJson: string | null, error?: unknown): ToolRun => ({
-      outcome: { status: "ERROR", errorCode, rawJson },
-      ...(error === undefined ? {} : { error }),
-    });
-    // Everything in the record but the raw response and the agent result. The IDs are ASCII
-    // (their patterns), so their length is their byte count; a tool name may be any text.
-    const recordBaseBytes = requestBytes + RECORD_OVERHEAD_BYTES + run.runId.length +
-      toolCallId.length + utf8ByteLength(tool.name);
-    const controller = new AbortController();
-    const startedAt = this.#clock();
-    const budgetMs = Math.min(
-      tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
-      run.deadline - startedAt,
-      MAX_TIMER_MS,
-    );
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let timeout: Promise<typeof TIMED_OUT> | undefined;
-    // The timer is armed (for what is left of the budget) only once the executor or the
-    // projector returns a promise: a synchronous one cannot be interrupted and always won the
-    // race, and a timer costs more than a fast tool call.
-    const armTimer = () =>
-      timeout ??= new Promise<typeof TIMED_OUT>((resolve) => {
-        timer = setTimeout(() => {
-          controller.abort(new DOMException("The tool call timed out", "TimeoutError"));
-          resolve(TIMED_OUT);
-        }, Math.max(0, budgetMs - (this.#clock() - startedAt)));
-      });
-    try {
-      let raw: unknown;
-      try {
-        raw = tool.execute(input, { signal: controller.signal, run, toolCallId });
-      } catch (error) {
-        return fail(controller.signal.aborted ? "TOOL_TIMEOUT" : "EXECUTION_FAILED", null, error);
-      }
-      // Plain data is read once, by the snapshot; only what it refuses is asked whether it is a
-      // promise (its `then` read, as `await` would), and then awaited and read once.
-      let rawSnapshot = snapshotJson(raw, limits.rawDepth, limits.rawBytes);
-      if ("problem" in rawSnapshot) {
-        let thenable = false;
-        try {
-          thenable = isThenable(raw);
-        } catch (error) {
-          return fail("SERIALIZATION_FAILED", null, error); // a `then` getter or trap threw
-        }
-        if (thenable) {
-          try {
-            const running = Promise.resolve(raw);
-            running.catch(() => {}); // a late rejection after a timeout is not unhandled
-            raw = await Promise.race([running, armTimer()]);
-          } catch (error) {
-            const code = controller.signal.aborted ? "TOOL_TIMEOUT" : "EXECUTION_FAILED";
-            return fail(code, null, error);
-          }
-          if (raw === TIMED_OUT) return fail("TOOL_TIMEOUT", null);
-          rawSnapshot = snapshotJson(raw, limits.rawDepth, limits.rawBytes);
-        }
-      }
-      if ("problem" in rawSnapshot) {
-        const problem = rawSnapshot.problem;
-        return fail(
-          problem === "TOO_LARGE" ? "RESULT_TOO_LARGE" : "SERIALIZATION_FAILED",
-          null,
-          rawSnapshot.error,
-        );
-      }
-      const rawJson = rawSnapshot.json;
-      const rawBytes = utf8ByteLength(rawJson);
-      if (rawBytes > limits.rawBytes || recordBaseBytes + rawBytes > limits.recordBytes) {
-        return fail("RESULT_TOO_LARGE", null);
-      }
-
-      let projected: unknown;
-      try {
-        projected = tool.project(
-          rawSnapshot.value,
-          new RecordedContext(run, toolCallId, requestJson),
-        );
-      } catch (error) {
-        return fail("PROJECTION_FAILED", rawJson, error);
-      }
-      const { agentResultBytes } = limits;
-      let checked = snapshotProjection(projected, CONTENT_DEPTH, agentResultBytes);
-      if ("problem" in checked) {
-        let thenable = false;
-        try {
-          thenable = isThenable(projected);
-        } catch (error) {
-          return fail("INVALID_PROJECTION", rawJson, error);
-        }
-        if (thenable) {
-          try {
-            const projecting = Promise.resolve(projected);
-            projecting.catch(() => {});
-            projected = await Promise.race([projecting, armTimer()]);
-          } catch (error) {
-            return fail("PROJECTION_FAILED", rawJson, error);
-          }
-          if (projected === TIMED_OUT) return fail("TOOL_TIMEOUT", rawJson);
-          checked = snapshotProjection(projected, CONTENT_DEPTH, agentResultBytes);
-        }
-      }
-      if ("problem" in checked) {
-        const code = checked.problem === "TOO_LARGE" ? "RESULT_TOO_LARGE" : "INVALID_PROJECTION";
-        return fail(code, rawJson, checked.error);
-      }
-      const agentResultJson = checked.json;
-      const agentBytes = utf8ByteLength(agentResultJson);
-      if (
-        agentBytes > limits.agentResultBytes ||
-        recordBaseBytes + rawBytes + agentBytes > limits.recordBytes
-      ) {
-        return fail("RESULT_TOO_LARGE", rawJson);
-      }
-      return {
-        outcome: {
-          status: "READY",
-          evidence: checked.projection.evidence,
-          rawJson,
-          agentResultJson,
-        },
-        projection: checked.projection,
-      };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  #refuse(
-    run: RunContext,
-    toolCallId: string | null,
-    toolName: string | null,
-    code: ErrorCode,
-    detail?: unknown,
-    issues?: InputIssue[],
-  ): ErrorResult {
-    if (this.#observe !== undefined) {
-      this.#emit({
-        type: "call.refused",
-        runId: run.runId,
-        toolCallId,
-        toolName,
-        code,
-        ...(detail === undefined ? {} : { error: detail }),
-      });
-    }
-    const result = errorResult(toolCallId, code);
-    // Schema issues name fields and expected types only, never values: safe for the agent.
-    return issues === undefined ? result : { ...result, issues };
   }
 
   async #storeCall<T>(operation: () => Promise<T>): Promise<T> {
@@ -824,61 +615,6 @@ export class ToolBoundary {
       throw new BoundaryError("STORE_UNAVAILABLE", { cause: error });
     }
   }
-
-  #emit(event: BoundaryEvent): void {
-    if (this.#observe === undefined) return;
-    try {
-      this.#observe(event);
-    } catch {
-      // An observer must never change an outcome.
-    }
-  }
-}
-
-/**
- * What a projector gets besides the raw response. `input` is the recorded request, parsed when
- * first asked for (the tool may have changed its own copy); a class, as an object literal with
- * a getter costs far more to create.
- */
-class RecordedContext implements ProjectContext {
-  readonly run: RunContext;
-  readonly toolCallId: string;
-  readonly #requestJson: string;
-  #input: JsonObject | undefined;
-
-  constructor(run: RunContext, toolCallId: string, requestJson: string) {
-    this.run = run;
-    this.toolCallId = toolCallId;
-    this.#requestJson = requestJson;
-  }
-
-  get input(): JsonObject {
-    return this.#input ??= JSON.parse(this.#requestJson) as JsonObject;
-  }
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as { then?: unknown } | null)?.then === "function";
-}
-
-/** A snapshot of the input, which must be a JSON object. */
-function snapshotObject(
-  value: unknown,
-  maxDepth: number,
-  maxLength: number,
-): { json: string; value: JsonObject } | { problem: SnapshotProblem; error?: unknown } {
-  const snapshot = snapshotJson(value, maxDepth, maxLength);
-  if ("problem" in snapshot) return snapshot;
-  const copy = snapshot.value;
-  // The copy is the boundary's own plain data: these checks run no foreign code.
-  if (typeof copy !== "object" || copy === null || Array.isArray(copy)) {
-    return { problem: "NOT_JSON" };
-  }
-  return { json: snapshot.json, value: copy };
-}
-
-function errorResult(toolCallId: string | null, code: ErrorCode): ErrorResult {
-  return { status: "ERROR", toolCallId, code, message: ERROR_MESSAGES[code] };
 }
 
 function positive(name: string, value: unknown, min = 1): number {
@@ -919,5 +655,22 @@ function toCanonicalRecord(stored: StoredRecord): CanonicalRecord {
     createdAt: stored.createdAt,
     updatedAt: stored.updatedAt,
     expiresAt: stored.expiresAt,
+  };
+}
+
+function describe(tool: AnyToolDefinition): ToolDescription {
+  let inputSchema: JsonObject = { type: "object" };
+  if (tool.input !== undefined) {
+    try {
+      inputSchema = jsonSchemaOf(tool.input, true) as JsonObject;
+    } catch {
+      // A schema the converter cannot read is still checked at every call; listed as an object.
+    }
+  }
+  return {
+    name: tool.name,
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    readOnly: tool.readOnly,
+    inputSchema,
   };
 }

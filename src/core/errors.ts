@@ -40,6 +40,7 @@ export const ERROR_CODES = [
   "STORE_UNAVAILABLE",
   "RECORD_EXPIRED",
   "ILLEGAL_TRANSITION",
+  "CANCELLED",
 ] as const;
 
 /** One of {@linkcode ERROR_CODES}. */
@@ -81,6 +82,7 @@ export const ERROR_MESSAGES: Readonly<Record<ErrorCode, string>> = Object.freeze
   STORE_UNAVAILABLE: "The invocation store is unavailable; the outcome was not recorded.",
   RECORD_EXPIRED: "The invocation record expired before it could be completed.",
   ILLEGAL_TRANSITION: "The invocation record is not in a state that allows this change.",
+  CANCELLED: "The tool call was cancelled by its caller.",
 });
 
 const CODE_SET: ReadonlySet<string> = new Set(ERROR_CODES);

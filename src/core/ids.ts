@@ -33,7 +33,7 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isSafeToolCallId } from "@tool-boundary/core";
+ * import { isSafeToolCallId } from "@tool-boundary/core/store";
  * assert.equal(isSafeToolCallId("call_abc123"), true);
  * assert.equal(isSafeToolCallId(" call_abc123"), false);
  * ```
@@ -51,7 +51,7 @@ export function isSafeToolCallId(value: unknown): value is string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isSafeRunId } from "@tool-boundary/core";
+ * import { isSafeRunId } from "@tool-boundary/core/store";
  * assert.equal(isSafeRunId("run-42"), true);
  * assert.equal(isSafeRunId("run{42}"), false);
  * ```
@@ -71,7 +71,7 @@ export function isSafeRunId(value: unknown): value is string {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isWellFormedName } from "@tool-boundary/core";
+ * import { isWellFormedName } from "./ids.ts";
  * assert.equal(isWellFormedName("search_logs"), true);
  * assert.equal(isWellFormedName("emoji \u{1F600}"), true);
  * assert.equal(isWellFormedName("half \ud83d"), false);

@@ -19,7 +19,7 @@ export const MAX_INPUT_ISSUES = 10;
  * ```ts
  * import assert from "node:assert/strict";
  * import * as v from "valibot";
- * import { toInputIssues } from "@tool-boundary/core";
+ * import { toInputIssues } from "./issues.ts";
  * const checked = v.safeParse(v.object({ query: v.string() }), { query: 42 });
  * assert.deepEqual(checked.success ? [] : toInputIssues(checked.issues), [
  *   { path: "query", expected: "string" },

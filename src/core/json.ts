@@ -62,7 +62,7 @@ export const MAX_CHECK_DEPTH = 1_000;
  *
  * @example
  * ```ts
- * import { snapshotJson } from "@tool-boundary/core";
+ * import { snapshotJson } from "./json.ts";
  * import assert from "node:assert/strict";
  *
  * let reads = 0;
@@ -97,7 +97,7 @@ export function snapshotJson(value: unknown, maxDepth: number, maxLength?: numbe
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkJson } from "@tool-boundary/core";
+ * import { checkJson } from "./json.ts";
  * assert.equal(checkJson({ a: [1, "x", null] }, 64), null);
  * assert.equal(checkJson({ at: new Date() }, 64), "NOT_JSON");
  * assert.equal(checkJson([[[1]]], 2), "TOO_DEEP");
@@ -230,7 +230,7 @@ function tooLarge(): typeof REFUSED {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { isPlainObject } from "@tool-boundary/core";
+ * import { isPlainObject } from "./json.ts";
  * assert.deepEqual([{}, [], new Map()].map(isPlainObject), [true, false, false]);
  * ```
  */

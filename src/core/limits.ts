@@ -1,6 +1,7 @@
 /**
- * The one range of every number a run is made of, and the checks that the boundary, every store
- * and the HTTP app apply, so that no value works on one store and fails on another.
+ * Every limit and default of the boundary, in one place, and the one range of every number a run
+ * is made of, with the checks that the boundary, every store and the HTTP app apply, so that no
+ * value works on one store and fails on another.
  *
  * | Value                                       | Accepted                                      |
  * | ------------------------------------------- | --------------------------------------------- |
@@ -20,6 +21,77 @@
  */
 import { isSafeRunId, isSafeToolCallId, isWellFormedName } from "./ids.ts";
 import type { BeginRequest, ReadFactsRequest, StartRunRequest } from "./store.ts";
+
+/**
+ * Byte and count limits, all in UTF-8 bytes of the exact JSON stored.
+ */
+export interface Limits {
+  /** The tool input JSON. @default 65536 */
+  requestBytes: number;
+  /** The raw tool response JSON. @default 1048576 */
+  rawBytes: number;
+  /** A whole record: request, raw, agent result and metadata. @default 1572864 */
+  recordBytes: number;
+  /** The agent result JSON (`{evidence, scope, content}`). @default 16384 */
+  agentResultBytes: number;
+  /** How many facts `endRun` returns at most. @default 100 */
+  factCount: number;
+  /** Total agent-result bytes of the facts `endRun` returns. @default 262144 */
+  factBytes: number;
+  /** The deepest nesting accepted in tool input. @default 64 */
+  inputDepth: number;
+  /** The deepest nesting accepted in a raw tool response; deeper (or cyclic) data is SERIALIZATION_FAILED. @default 512 */
+  rawDepth: number;
+}
+
+/**
+ * The defaults of {@linkcode Limits}: they fit Upstash's 10 MB request limit with room.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { DEFAULT_LIMITS, ToolBoundary } from "@tool-boundary/core";
+ * const boundary = new ToolBoundary({ tools: [], limits: { rawBytes: 4096 } });
+ * assert.deepEqual(boundary.limits, { ...DEFAULT_LIMITS, rawBytes: 4096 });
+ * ```
+ */
+export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
+  requestBytes: 64 * 1024,
+  rawBytes: 1024 * 1024,
+  recordBytes: 1536 * 1024,
+  agentResultBytes: 16 * 1024,
+  factCount: 100,
+  factBytes: 256 * 1024,
+  inputDepth: 64,
+  rawDepth: 512,
+});
+
+/** Milliseconds a tool (executor and projector) may take when its `timeoutMs` is not set. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+/** Milliseconds `authorize` may take when `authorizeTimeoutMs` is not set. */
+export const DEFAULT_AUTHORIZE_TIMEOUT_MS = 10_000;
+
+/** A record's TTL when `recordTtlMs` is not set: 24 hours. */
+export const DEFAULT_RECORD_TTL_MS = 86_400_000;
+
+/** A run's length when neither `startRun` nor the boundary is given one: 15 minutes. */
+export const DEFAULT_RUN_TTL_MS = 900_000;
+
+/** A run's budget when neither `startRun` nor the boundary is given one. */
+export const DEFAULT_BUDGET: Readonly<{ calls: number }> = Object.freeze({ calls: 100 });
+
+/**
+ * The longest timer runtimes set (2^31 - 1 ms, about 24.8 days): a longer delay fires at once,
+ * so every wait of the boundary is capped here.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** The deepest nesting accepted in a projection's `content`. */
+export const CONTENT_DEPTH = 256;
+
+/** Allowance for a record's metadata (IDs, status, timestamps) in the record byte limit. */
+export const RECORD_OVERHEAD_BYTES = 512;
 
 /** The latest deadline: 8,640,000,000,000,000 ms after the epoch, the latest time a `Date` holds. */
 export const MAX_EPOCH_MS = 8_640_000_000_000_000;
@@ -52,7 +124,7 @@ function integerIn(name: string, value: unknown, min: number, max: number, what:
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkEpochMs } from "@tool-boundary/core";
+ * import { checkEpochMs } from "@tool-boundary/core/store";
  * assert.equal(checkEpochMs("deadline", 1_700_000_000_000), 1_700_000_000_000);
  * assert.throws(() => checkEpochMs("deadline", 1e21), RangeError);
  * ```
@@ -72,7 +144,7 @@ export function checkEpochMs(name: string, value: unknown): number {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkTtlMs } from "@tool-boundary/core";
+ * import { checkTtlMs } from "./limits.ts";
  * assert.equal(checkTtlMs("ttlMs", 60_000), 60_000);
  * assert.throws(() => checkTtlMs("ttlMs", 0), RangeError);
  * ```
@@ -93,7 +165,7 @@ export function checkTtlMs(name: string, value: unknown): number {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkBudget } from "@tool-boundary/core";
+ * import { checkBudget } from "./limits.ts";
  * assert.equal(checkBudget("budget.calls", 20), 20);
  * assert.throws(() => checkBudget("budget.calls", Infinity), RangeError);
  * ```
@@ -113,7 +185,7 @@ export function checkBudget(name: string, value: unknown, min = 0): number {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ownBudget } from "@tool-boundary/core";
+ * import { ownBudget } from "@tool-boundary/core/store";
  * assert.equal(ownBudget({ search: 2 }, "search"), 2);
  * assert.equal(ownBudget({}, "constructor"), undefined);
  * ```
@@ -137,7 +209,7 @@ export function ownBudget(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { setOwnBudget } from "@tool-boundary/core";
+ * import { setOwnBudget } from "@tool-boundary/core/store";
  * const table: Record<string, number> = {};
  * setOwnBudget(table, "__proto__", 3);
  * assert.deepEqual(Object.keys(table), ["__proto__"]);
@@ -169,7 +241,7 @@ export function setOwnBudget(table: Record<string, number>, toolName: string, va
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkPerTool } from "@tool-boundary/core";
+ * import { checkPerTool } from "./limits.ts";
  * const table = checkPerTool("budget.perTool", JSON.parse('{"constructor":2,"__proto__":1}'));
  * assert.deepEqual(Object.keys(table), ["constructor", "__proto__"]);
  * assert.throws(() => checkPerTool("budget.perTool", { "half \ud800": 1 }), RangeError);

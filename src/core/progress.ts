@@ -30,7 +30,7 @@ export interface FactCaps {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { rowsToFacts } from "@tool-boundary/core";
+ * import { rowsToFacts } from "./progress.ts";
  * const { facts } = rowsToFacts("run-1", [{
  *   runId: "run-1", toolCallId: "call_1", toolName: "search", status: "READY",
  *   evidence: "NO_EVIDENCE", updatedAt: 0,
@@ -85,7 +85,7 @@ export function rowsToFacts(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { validateProjection } from "@tool-boundary/core";
+ * import { validateProjection } from "./progress.ts";
  * assert.equal(validateProjection({ evidence: "ERROR", scope: "x", content: 1 }, 64), null);
  * const ok = { evidence: "NO_EVIDENCE", scope: "logs, last hour", content: [] };
  * assert.deepEqual(validateProjection(ok, 64), ok);

@@ -16,7 +16,7 @@ import type { BeginRequest, FactRow, StoredRecord } from "./store.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { projectingRecord } from "@tool-boundary/core";
+ * import { projectingRecord } from "@tool-boundary/core/store";
  * const record = projectingRecord({
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", attemptId: "a1",
  *   ttlMs: 1_000, now: 0,
@@ -54,7 +54,7 @@ export function projectingRecord(request: BeginRequest, expiresAt: number): Stor
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { factRowOf, projectingRecord } from "@tool-boundary/core";
+ * import { factRowOf, projectingRecord } from "@tool-boundary/core/store";
  * const projecting = projectingRecord({
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", attemptId: "a1",
  *   ttlMs: 1_000, now: 0,

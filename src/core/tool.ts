@@ -23,7 +23,10 @@ export interface ProjectorOutput {
 
 /** What an executor receives besides its input. */
 export interface ExecuteContext {
-  /** Fires at the earlier of the run deadline and the tool timeout. */
+  /**
+   * Fires at the earlier of the run deadline and the tool timeout (a `TimeoutError`), or when
+   * the caller's `signal` given to `invoke` aborts (with the caller's reason).
+   */
   signal: AbortSignal;
   /** The run. */
   run: RunContext;
@@ -67,8 +70,15 @@ export interface ToolDefinition<
   readonly readOnly: boolean;
   /** Optional valibot schema the input must match (its output is what the tool receives). */
   readonly input?: InputSchema<Input>;
-  /** Runs the tool. Its return value must be plain JSON data. */
-  readonly execute: (input: Input, ctx: ExecuteContext) => Raw | Promise<Raw>;
+  /**
+   * Runs the tool. Its return value must be plain JSON data, or {@linkcode toolError} of what
+   * the tool got when it failed (the record ends ERROR EXECUTION_FAILED, the projector is not
+   * called).
+   */
+  readonly execute: (
+    input: Input,
+    ctx: ExecuteContext,
+  ) => Raw | ToolError | Promise<Raw | ToolError>;
   /** Turns the raw response into the bounded agent result. */
   readonly project: (raw: Raw, ctx: ProjectContext) => ProjectorOutput | Promise<ProjectorOutput>;
   /** Milliseconds the executor may take. @default 30000 */
@@ -85,7 +95,9 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  * Defines a tool. Checks the definition and returns it frozen.
  *
  * @param definition The tool: name, read-only flag, optional input schema, executor, projector.
- * @returns The same definition, frozen.
+ * @returns The same definition, frozen. A tool whose `execute` never returns data (it only ever
+ *   fails, with `toolError` or a throw) is typed with `Raw` = `unknown`, so that it fits a
+ *   boundary's tool list like any other.
  * @throws {TypeError} When the name is empty or holds a lone surrogate, or `execute`/`project`
  *   are not functions.
  * @throws {RangeError} When `timeoutMs` or `budget` is not a positive integer.
@@ -113,7 +125,7 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  */
 export function defineTool<Input extends Record<string, unknown>, Raw>(
   definition: ToolDefinition<Input, Raw>,
-): ToolDefinition<Input, Raw> {
+): ToolDefinition<Input, [Raw] extends [never] ? unknown : Raw> {
   if (!isToolName(definition?.name)) {
     throw new TypeError(
       "Cannot define tool: name must be a non-empty string of well-formed Unicode",
@@ -135,7 +147,90 @@ export function defineTool<Input extends Record<string, unknown>, Raw>(
       );
     }
   }
-  return Object.freeze({ ...definition });
+  // Only the never case changes: a projector that takes `never` is never called with data.
+  return Object.freeze({ ...definition }) as AnyToolDefinition;
+}
+
+const TOOL_ERRORS = new WeakSet<object>();
+
+/**
+ * What {@linkcode toolError} returns: a tool's failure, with the raw response the record keeps.
+ * Only values made by `toolError` (or this constructor) count; a look-alike object or a Proxy of
+ * one is a raw response like any other.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ToolError, toolError } from "@tool-boundary/core";
+ * const failure = toolError({ status: 502 });
+ * assert.ok(failure instanceof ToolError);
+ * assert.deepEqual(failure.raw, { status: 502 });
+ * assert.ok(Object.isFrozen(failure));
+ * ```
+ */
+export class ToolError {
+  /** What the tool got, kept in the record when it is JSON data within the byte limits. */
+  readonly raw: unknown;
+  // Makes the type nominal, so that no plain raw response type is mistaken for it.
+  readonly #brand = true;
+
+  /**
+   * Marks a tool's failure; `toolError(raw)` is the same.
+   *
+   * @param raw What the tool got.
+   */
+  constructor(raw: unknown) {
+    this.raw = raw;
+    Object.freeze(this);
+    TOOL_ERRORS.add(this);
+  }
+}
+
+/**
+ * Says that a tool ran and failed, keeping what it got for the harness (an upstream 5xx, an MCP
+ * `isError` result). When `execute` returns (or resolves to) it, the record ends ERROR
+ * EXECUTION_FAILED with `raw` as its raw response when `raw` is JSON data within `rawBytes` and
+ * `recordBytes` (else with none), the projector is not called, and the agent gets
+ * EXECUTION_FAILED.
+ *
+ * @param raw What the tool got.
+ * @returns The marked failure.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { defineTool, toolError, ToolBoundary } from "@tool-boundary/core";
+ *
+ * const status = defineTool({
+ *   name: "upstream_status",
+ *   readOnly: true,
+ *   execute: () => toolError({ status: 503, body: "upstream unavailable" }),
+ *   project: () => ({ evidence: "NO_EVIDENCE", scope: "never called", content: null }),
+ * });
+ * const boundary = new ToolBoundary({ tools: [status] });
+ * const run = await boundary.startRun();
+ * const result = await boundary.invoke(run, {
+ *   toolCallId: "call_1", runId: run.runId, toolName: "upstream_status", input: {},
+ * });
+ * assert.equal(result.status === "ERROR" && result.code, "EXECUTION_FAILED");
+ * const record = await boundary.inspect(run.runId, "call_1");
+ * assert.equal(record?.errorCode, "EXECUTION_FAILED");
+ * assert.deepEqual(record?.raw, { status: 503, body: "upstream unavailable" });
+ * ```
+ */
+export function toolError(raw: unknown): ToolError {
+  return new ToolError(raw);
+}
+
+/**
+ * Tells whether a value was made by {@linkcode toolError}: by identity, so no Proxy or copy can
+ * pass for one. Internal to the boundary.
+ *
+ * @param value Anything.
+ * @returns `true` for a marked failure.
+ */
+export function isToolError(value: unknown): value is ToolError {
+  return TOOL_ERRORS.has(value as object);
 }
 
 /**

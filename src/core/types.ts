@@ -6,6 +6,8 @@
 import type { ErrorCode } from "./errors.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 
+export type { Limits } from "./limits.ts";
+
 /** Lifecycle status of a canonical record. Only PROJECTING -> READY | ERROR is allowed. */
 export type RecordStatus = "PROJECTING" | "READY" | "ERROR";
 
@@ -151,37 +153,3 @@ export interface RunEnd {
   /** READY records of the run left out because of the caps. */
   omitted: number;
 }
-
-/**
- * Byte and count limits, all in UTF-8 bytes of the exact JSON stored.
- */
-export interface Limits {
-  /** The tool input JSON. @default 65536 */
-  requestBytes: number;
-  /** The raw tool response JSON. @default 1048576 */
-  rawBytes: number;
-  /** A whole record: request, raw, agent result and metadata. @default 1572864 */
-  recordBytes: number;
-  /** The agent result JSON (`{evidence, scope, content}`). @default 16384 */
-  agentResultBytes: number;
-  /** How many facts `endRun` returns at most. @default 100 */
-  factCount: number;
-  /** Total agent-result bytes of the facts `endRun` returns. @default 262144 */
-  factBytes: number;
-  /** The deepest nesting accepted in tool input. @default 64 */
-  inputDepth: number;
-  /** The deepest nesting accepted in a raw tool response; deeper (or cyclic) data is SERIALIZATION_FAILED. @default 512 */
-  rawDepth: number;
-}
-
-/** The defaults of {@linkcode Limits}: they fit Upstash's 10 MB request limit with room. */
-export const DEFAULT_LIMITS: Readonly<Limits> = Object.freeze({
-  requestBytes: 64 * 1024,
-  rawBytes: 1024 * 1024,
-  recordBytes: 1536 * 1024,
-  agentResultBytes: 16 * 1024,
-  factCount: 100,
-  factBytes: 256 * 1024,
-  inputDepth: 64,
-  rawDepth: 512,
-});

@@ -16,7 +16,7 @@
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { utf8ByteLength } from "@tool-boundary/core";
+ * import { utf8ByteLength } from "@tool-boundary/core/store";
  * assert.deepEqual(["a", "é", "日", "😀"].map(utf8ByteLength), [1, 2, 3, 4]);
  * ```
  */

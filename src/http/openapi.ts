@@ -4,7 +4,7 @@
  * @module
  */
 import type * as v from "valibot";
-import { toJsonSchema } from "@valibot/to-json-schema";
+import { jsonSchemaOf } from "../core/json_schema.ts";
 import type { Access } from "./auth.ts";
 import { type ComponentName, COMPONENTS } from "./schemas.ts";
 
@@ -24,20 +24,6 @@ export interface RouteDoc {
   body?: { schema: v.GenericSchema };
   /** Status -> component name of the response body. */
   responses: Readonly<Record<number, ComponentName>>;
-}
-
-/** Converts a valibot schema to a JSON Schema (2020-12, as OpenAPI 3.1 uses) without `$schema`. */
-export function jsonSchemaOf(
-  schema: v.GenericSchema,
-  lenient = false,
-): Record<string, unknown> {
-  const { $schema: _, ...rest } = toJsonSchema(schema, {
-    target: "draft-2020-12",
-    typeMode: "input",
-    // Tools are the user's: a part JSON Schema cannot express is left out, not fatal.
-    errorMode: lenient ? "ignore" : "throw",
-  }) as Record<string, unknown>;
-  return rest;
 }
 
 /**

@@ -15,7 +15,7 @@ import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { toInputIssues } from "../core/issues.ts";
 import type { AppEnv } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
-import { jsonSchemaOf, type RouteDoc } from "./openapi.ts";
+import type { RouteDoc } from "./openapi.ts";
 import type { RunCache } from "./run_cache.ts";
 import {
   type Health,
@@ -109,11 +109,11 @@ export function pathGuards(path: string): MiddlewareHandler<AppEnv>[] {
  */
 export function toolList(boundary: ToolBoundary): ToolList {
   return {
-    tools: [...boundary.tools.values()].map((tool) => ({
+    tools: boundary.describeTools().map((tool) => ({
       name: tool.name,
       description: tool.description ?? null,
       readOnly: tool.readOnly,
-      inputSchema: tool.input === undefined ? { type: "object" } : jsonSchemaOf(tool.input, true),
+      inputSchema: tool.inputSchema,
     })),
   };
 }

@@ -141,6 +141,9 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<AnyErrorCode, ErrorStatus>> = 
   RESULT_TOO_LARGE: 200,
   PROJECTION_FAILED: 200,
   INVALID_PROJECTION: 200,
+  // The caller's signal stopped the call: an outcome like the above (its record, when begun, ends
+  // ERROR CANCELLED), not a fault of the request.
+  CANCELLED: 200,
   // The service.
   STORE_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,

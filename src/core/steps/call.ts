@@ -1,0 +1,246 @@
+/**
+ * What the steps of `invoke` share: the boundary's setup, the state of one call as it moves
+ * through the steps, and the one stop of its tool stage (the time limit or the caller's signal).
+ *
+ * Each step of `ToolBoundary.invoke` has its own file in this folder, named as `invoke` calls
+ * it (preflight, authorize, begin, execute, check, project, complete, result), so that reading
+ * `invoke` tells where each rule lives.
+ *
+ * @module
+ */
+import type { AuthorizeRequest, BoundaryEvent } from "../boundary.ts";
+import { ERROR_MESSAGES, type ErrorCode } from "../errors.ts";
+import type { JsonObject } from "../json.ts";
+import { type Limits, MAX_TIMER_MS } from "../limits.ts";
+import type { CompleteOutcome, Store } from "../store.ts";
+import type { AnyToolDefinition } from "../tool.ts";
+import type { ErrorResult, InputIssue, Projection, RunContext } from "../types.ts";
+
+/** What the steps read of their boundary: fixed at construction, but for `ended`. */
+export interface Setup {
+  readonly store: Store;
+  readonly limits: Readonly<Limits>;
+  readonly tools: ReadonlyMap<string, AnyToolDefinition>;
+  readonly recordTtlMs: number;
+  readonly authorize:
+    | ((run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>)
+    | undefined;
+  readonly authorizeTimeoutMs: number;
+  readonly observe: ((event: BoundaryEvent) => void) | undefined;
+  readonly clock: () => number;
+  /** Runs this boundary has ended: their calls are refused before the store is asked. */
+  readonly ended: WeakSet<RunContext>;
+}
+
+/** What a race resolves to when the tool stage was stopped. */
+export const STOPPED: unique symbol = Symbol("stopped");
+
+/**
+ * One call that passed preflight, with its input read once into the request that is recorded,
+ * and what the later steps decide. One object per call, so that no step allocates its own.
+ */
+export class Call {
+  readonly setup: Setup;
+  readonly run: RunContext;
+  readonly tool: AnyToolDefinition;
+  readonly toolCallId: string;
+  /** The recorded request, as the tool receives it. */
+  readonly input: JsonObject;
+  readonly requestJson: string;
+  readonly requestBytes: number;
+  /** The caller's signal, if `invoke` was given one. */
+  readonly signal: AbortSignal | undefined;
+  /** Clock reading when `invoke` began: only the observer's `durationMs` needs it. */
+  readonly startedAt: number;
+  /** The attempt that began the record. */
+  attemptId = "";
+  /** What complete writes, once a step has decided it. */
+  outcome: CompleteOutcome | null = null;
+  /** Internal detail of a failure, for the observer only. */
+  error: unknown = undefined;
+  /** The agent's copy of the projection, when READY. */
+  projection: Projection | null = null;
+  /** `execute` returned `toolError(raw)`: the raw response is checked, then the call fails. */
+  toolFailed = false;
+  /** Bytes of the record so far (request, raw response, IDs, tool name, overhead). */
+  recordBytes = 0;
+  /** Why the tool stage was stopped: its time limit or the caller's signal. */
+  stopCode: "TOOL_TIMEOUT" | "CANCELLED" | null = null;
+  #controller: AbortController | undefined = undefined;
+  #toolStartedAt = 0;
+  #toolBudgetMs = 0;
+  #stopped: Promise<typeof STOPPED> | undefined = undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  #onAbort: (() => void) | undefined = undefined;
+
+  constructor(
+    setup: Setup,
+    run: RunContext,
+    tool: AnyToolDefinition,
+    toolCallId: string,
+    request: { input: JsonObject; requestJson: string; requestBytes: number },
+    signal: AbortSignal | undefined,
+    startedAt: number,
+  ) {
+    this.setup = setup;
+    this.run = run;
+    this.tool = tool;
+    this.toolCallId = toolCallId;
+    this.input = request.input;
+    this.requestJson = request.requestJson;
+    this.requestBytes = request.requestBytes;
+    this.signal = signal;
+    this.startedAt = startedAt;
+  }
+
+  /** Refuses the call (nothing recorded by this call): tells the observer, returns the error. */
+  refuse(code: ErrorCode, detail?: unknown): ErrorResult {
+    return refuse(this.setup, this.run, this.toolCallId, this.tool.name, code, detail);
+  }
+
+  /** Decides an ERROR outcome. @returns `null`, for the step to return. */
+  fail(errorCode: ErrorCode, rawJson: string | null, error?: unknown): null {
+    this.outcome = { status: "ERROR", errorCode, rawJson };
+    if (error !== undefined) this.error = error;
+    return null;
+  }
+
+  /** Whether the caller's signal has aborted (a signal that cannot say counts as aborted). */
+  cancelled(): boolean {
+    return this.signal !== undefined && isAborted(this.signal);
+  }
+
+  /**
+   * Starts the tool stage: its clock, its time budget (the tool's timeout, the run deadline,
+   * the timer cap) and the signal the executor gets.
+   */
+  startTool(timeoutMs: number): AbortSignal {
+    const controller = this.#controller = new AbortController();
+    const startedAt = this.#toolStartedAt = this.setup.clock();
+    this.#toolBudgetMs = Math.min(timeoutMs, this.run.deadline - startedAt, MAX_TIMER_MS);
+    return controller.signal;
+  }
+
+  /**
+   * Resolves to {@linkcode STOPPED} when the tool stage runs out of time or the caller's signal
+   * aborts, whichever comes first; the executor's signal then fires. Armed on first use, only
+   * once the executor or the projector returns a promise: a synchronous one cannot be
+   * interrupted, and a timer and a listener cost more than a fast tool call.
+   */
+  stopped(): Promise<typeof STOPPED> {
+    return this.#stopped ??= new Promise<typeof STOPPED>((resolve) => {
+      const stop = (code: "TOOL_TIMEOUT" | "CANCELLED", reason: unknown) => {
+        if (this.stopCode !== null) return;
+        // Set before the abort, which may make the tool reject before this resolves.
+        this.stopCode = code;
+        this.#controller?.abort(reason);
+        resolve(STOPPED);
+      };
+      const left = this.#toolBudgetMs - (this.setup.clock() - this.#toolStartedAt);
+      this.#timer = setTimeout(
+        () => stop("TOOL_TIMEOUT", new DOMException("The tool call timed out", "TimeoutError")),
+        Math.max(0, left),
+      );
+      const signal = this.signal;
+      if (signal !== undefined) {
+        const onAbort = () => stop("CANCELLED", abortReason(signal));
+        if (isAborted(signal)) onAbort();
+        else this.#onAbort = listen(signal, onAbort);
+      }
+    });
+  }
+
+  /** Ends the tool stage: clears the timer and removes the listener on the caller's signal. */
+  disarm(): void {
+    clearTimeout(this.#timer);
+    if (this.#onAbort !== undefined) unlisten(this.signal!, this.#onAbort);
+  }
+}
+
+/**
+ * Refuses a call that created no record: tells the observer (with the internal detail), and
+ * returns the agent's error with the code's fixed message.
+ */
+export function refuse(
+  setup: Setup,
+  run: RunContext,
+  toolCallId: string | null,
+  toolName: string | null,
+  code: ErrorCode,
+  detail?: unknown,
+  issues?: InputIssue[],
+): ErrorResult {
+  if (setup.observe !== undefined) {
+    emit(setup, {
+      type: "call.refused",
+      runId: run.runId,
+      toolCallId,
+      toolName,
+      code,
+      ...(detail === undefined ? {} : { error: detail }),
+    });
+  }
+  const result = errorResult(toolCallId, code);
+  // Schema issues name fields and expected types only, never values: safe for the agent.
+  return issues === undefined ? result : { ...result, issues };
+}
+
+/** The agent's error: the code and its fixed message, nothing from the call. */
+export function errorResult(toolCallId: string | null, code: ErrorCode): ErrorResult {
+  return { status: "ERROR", toolCallId, code, message: ERROR_MESSAGES[code] };
+}
+
+/** Gives an event to the observer, whose errors never change an outcome. */
+export function emit(setup: Setup, event: BoundaryEvent): void {
+  if (setup.observe === undefined) return;
+  try {
+    setup.observe(event);
+  } catch {
+    // An observer must never change an outcome.
+  }
+}
+
+/** Reads `then` as `await` would; the read may run foreign code and throw. */
+export function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+// The caller's signal is the harness's object: reading it must never throw past a step, as a
+// begun record must still end.
+
+/** Whether the signal has aborted; one that throws when asked counts as aborted. */
+export function isAborted(signal: AbortSignal): boolean {
+  try {
+    return signal.aborted !== false;
+  } catch {
+    return true;
+  }
+}
+
+/** The caller's reason, passed on to the executor's signal. */
+export function abortReason(signal: AbortSignal): unknown {
+  try {
+    return signal.reason;
+  } catch (error) {
+    return error;
+  }
+}
+
+/** Listens once for the abort; returns the listener to remove, or `undefined` if it failed. */
+export function listen(signal: AbortSignal, onAbort: () => void): (() => void) | undefined {
+  try {
+    signal.addEventListener("abort", onAbort, { once: true });
+    return onAbort;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes a listener {@linkcode listen} added. */
+export function unlisten(signal: AbortSignal, onAbort: () => void): void {
+  try {
+    signal.removeEventListener("abort", onAbort);
+  } catch {
+    // Nothing to undo.
+  }
+}

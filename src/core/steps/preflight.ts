@@ -1,0 +1,150 @@
+/**
+ * Step 1 of `invoke`, in process and without I/O: the run context, the caller's options, the
+ * envelope's fields (each read once), the tool, and the input, read once into the request that
+ * is recorded.
+ *
+ * @module
+ */
+import * as v from "valibot";
+import type { InvokeOptions } from "../boundary.ts";
+import type { ErrorCode } from "../errors.ts";
+import { isSafeRunId, isSafeToolCallId } from "../ids.ts";
+import { toInputIssues } from "../issues.ts";
+import { type JsonObject, snapshotJson, type SnapshotProblem } from "../json.ts";
+import type { AnyToolDefinition } from "../tool.ts";
+import type { ErrorResult, InputIssue, RunContext, ToolCallEnvelope } from "../types.ts";
+import { utf8ByteLength } from "../utf8.ts";
+import { Call, isAborted, refuse, type Setup } from "./call.ts";
+
+/**
+ * Checks the call itself, in order: the tool call ID, the run, the tool, then (unless the
+ * caller has already given up: CANCELLED) the input.
+ *
+ * @returns The call, or the refusal (nothing is recorded).
+ * @throws {TypeError} When `run` is not a run context or `options.signal` not an AbortSignal
+ *   (programming errors).
+ */
+export function preflight(
+  setup: Setup,
+  run: RunContext,
+  envelope: unknown,
+  options: InvokeOptions | undefined,
+): Call | ErrorResult {
+  if (!run || typeof run !== "object" || !isSafeRunId(run.runId)) {
+    throw new TypeError("Cannot invoke: run must be the RunContext returned by startRun()");
+  }
+  const signal = callerSignal(options);
+  // Only the observer's durationMs needs the start time.
+  const startedAt = setup.observe === undefined ? 0 : setup.clock();
+  let toolCallId: unknown;
+  let runId: unknown;
+  let toolName: unknown;
+  let input: unknown;
+  let read = 0;
+  let readError: unknown;
+  try {
+    const fields = (envelope ?? {}) as Partial<ToolCallEnvelope>;
+    toolCallId = fields.toolCallId;
+    read = 1;
+    runId = fields.runId;
+    read = 2;
+    toolName = fields.toolName;
+    read = 3;
+    input = fields.input;
+    read = 4;
+  } catch (error) {
+    // A getter on the envelope, or a Proxy envelope, threw: that field is refused.
+    readError = error;
+  }
+  const failed = (at: number) => (read === at ? readError : undefined);
+  if (read < 1 || !isSafeToolCallId(toolCallId)) {
+    return refuse(setup, run, null, null, "INVALID_TOOL_CALL_ID", failed(0));
+  }
+  if (read < 2 || runId !== run.runId) {
+    return refuse(setup, run, toolCallId, null, "RUN_MISMATCH", failed(1));
+  }
+  const tool = read >= 3 && typeof toolName === "string" ? setup.tools.get(toolName) : undefined;
+  if (tool === undefined) return refuse(setup, run, toolCallId, null, "UNKNOWN_TOOL", failed(2));
+  if (signal !== undefined && isAborted(signal)) {
+    return refuse(setup, run, toolCallId, tool.name, "CANCELLED");
+  }
+  if (read < 4) return refuse(setup, run, toolCallId, tool.name, "INVALID_INPUT", failed(3));
+
+  const parsed = parseInput(setup, tool, input);
+  if ("code" in parsed) {
+    return refuse(setup, run, toolCallId, tool.name, parsed.code, parsed.error, parsed.issues);
+  }
+  return new Call(setup, run, tool, toolCallId, parsed, signal, startedAt);
+}
+
+/** The caller's signal, read once. */
+function callerSignal(options: InvokeOptions | undefined): AbortSignal | undefined {
+  const signal = options?.signal;
+  if (signal === undefined) return undefined;
+  if (
+    typeof signal !== "object" || signal === null || typeof signal.aborted !== "boolean" ||
+    typeof signal.addEventListener !== "function"
+  ) {
+    throw new TypeError("Cannot invoke: options.signal must be an AbortSignal");
+  }
+  return signal;
+}
+
+function parseInput(
+  setup: Setup,
+  tool: AnyToolDefinition,
+  raw: unknown,
+):
+  | { input: JsonObject; requestJson: string; requestBytes: number }
+  | { code: ErrorCode; issues?: InputIssue[]; error?: unknown } {
+  const { requestBytes, inputDepth } = setup.limits;
+  // Stored JSON is never much larger than its text (and a schema may drop keys), so input
+  // whose JSON is certain to pass four times the limit is refused without reading further.
+  const maxLength = requestBytes * 4;
+  let value = raw;
+  if (typeof raw === "string") {
+    if (raw.length > maxLength) return { code: "REQUEST_TOO_LARGE" };
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      return { code: "INVALID_INPUT" };
+    }
+  }
+  let snapshot = snapshotObject(value, inputDepth, maxLength);
+  if (tool.input !== undefined && "value" in snapshot) {
+    // The schema only ever sees the plain copy; its output is read once again, as it may
+    // hold anything a transform returned.
+    let checked;
+    try {
+      checked = v.safeParse(tool.input, snapshot.value);
+    } catch (error) {
+      // A schema whose own code throws (a custom check or transform) refuses the input.
+      return { code: "INVALID_INPUT", error };
+    }
+    if (!checked.success) return { code: "INVALID_INPUT", issues: toInputIssues(checked.issues) };
+    snapshot = snapshotObject(checked.output, inputDepth, maxLength);
+  }
+  if ("problem" in snapshot) {
+    const code = snapshot.problem === "TOO_LARGE" ? "REQUEST_TOO_LARGE" : "INVALID_INPUT";
+    return { code, error: snapshot.error };
+  }
+  const bytes = utf8ByteLength(snapshot.json);
+  if (bytes > requestBytes) return { code: "REQUEST_TOO_LARGE" };
+  return { input: snapshot.value, requestJson: snapshot.json, requestBytes: bytes };
+}
+
+/** A snapshot of the input, which must be a JSON object. */
+function snapshotObject(
+  value: unknown,
+  maxDepth: number,
+  maxLength: number,
+): { json: string; value: JsonObject } | { problem: SnapshotProblem; error?: unknown } {
+  const snapshot = snapshotJson(value, maxDepth, maxLength);
+  if ("problem" in snapshot) return snapshot;
+  const copy = snapshot.value;
+  // The copy is the boundary's own plain data: these checks run no foreign code.
+  if (typeof copy !== "object" || copy === null || Array.isArray(copy)) {
+    return { problem: "NOT_JSON" };
+  }
+  return { json: snapshot.json, value: copy };
+}

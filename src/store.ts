@@ -1,0 +1,41 @@
+/**
+ * For store authors: the `Store` interface, the shapes it stores and the requests it takes, and
+ * the helpers every store uses so that all of them create the same records and accept exactly
+ * the same values (the ID allow-lists, the number ranges, the request checks).
+ *
+ * Prove a store with `storeConformance` from `@tool-boundary/core/testing`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkBeginRequest, projectingRecord } from "@tool-boundary/core/store";
+ *
+ * const request = {
+ *   runId: "run-1", toolCallId: "call_1", toolName: "search", requestJson: "{}",
+ *   attemptId: "attempt-1", ttlMs: 60_000, now: 1_700_000_000_000,
+ * };
+ * assert.equal(checkBeginRequest(request), null);
+ * assert.equal(checkBeginRequest({ ...request, toolCallId: "no spaces" }), "INVALID_TOOL_CALL_ID");
+ * const record = projectingRecord(request, request.now + request.ttlMs);
+ * assert.equal(record.status, "PROJECTING");
+ * ```
+ *
+ * @module
+ */
+export type * from "./core/store.ts";
+export type { ErrorCode } from "./core/errors.ts";
+export type { EvidenceStatus, ProjectedEvidence, RecordStatus } from "./core/types.ts";
+export { factRowOf, projectingRecord } from "./core/records.ts";
+export {
+  checkBeginRequest,
+  checkEpochMs,
+  checkReadFactsRequest,
+  checkStartRunRequest,
+  MAX_BUDGET,
+  MAX_EPOCH_MS,
+  MAX_TTL_MS,
+  ownBudget,
+  setOwnBudget,
+} from "./core/limits.ts";
+export { isSafeRunId, isSafeToolCallId, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "./core/ids.ts";
+export { utf8ByteLength } from "./core/utf8.ts";
