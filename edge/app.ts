@@ -3,6 +3,8 @@
  *
  * Configuration (environment variables, or bindings on Cloudflare):
  * - `AGENT_TOKEN`, `HARNESS_TOKEN`: required (at least 16 characters each).
+ * - `SERVER_SECRET`: optional (at least 32 characters, the same on every instance): enables run
+ *   tokens and the MCP route `POST /v1/runs/{runId}/mcp`.
  * - `UPSTASH_REDIS_REST_URL`, `UPSTASH_REDIS_REST_TOKEN`: when both are set the Upstash store is
  *   used; otherwise the in-memory store (one process only, lost on restart).
  * - `INSPECTOR`: `on` serves the run inspector at `/inspect` (off otherwise; `deno task dev` turns
@@ -28,6 +30,8 @@ export interface EdgeConfig {
   AGENT_TOKEN?: string | undefined;
   /** Bearer token of the harness role. */
   HARNESS_TOKEN?: string | undefined;
+  /** Signs run tokens and MCP session IDs; without it neither is served. */
+  SERVER_SECRET?: string | undefined;
   /** Upstash REST URL. */
   UPSTASH_REDIS_REST_URL?: string | undefined;
   /** Upstash REST token. */
@@ -71,6 +75,7 @@ export interface EdgeApp {
  * @param observe Receives the boundary's events (for logs); none when omitted.
  * @returns The app and the store kind.
  * @throws {Error} When AGENT_TOKEN or HARNESS_TOKEN is missing, or only one Upstash variable is set.
+ * @throws {TypeError} When a token or SERVER_SECRET is too short.
  */
 export function buildEdgeApp(
   config: EdgeConfig,
@@ -90,6 +95,7 @@ export function buildEdgeApp(
       "Refusing to start: set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither",
     );
   }
+  const secret = config.SERVER_SECRET?.trim();
   const prefix = config.UPSTASH_PREFIX?.trim();
   const store: Store = url && token
     ? new UpstashStore({ redis: redis(url, token), ...(prefix ? { prefix } : {}) })
@@ -101,6 +107,7 @@ export function buildEdgeApp(
       agentToken,
       harnessToken,
       inspector: config.INSPECTOR?.trim().toLowerCase() === "on",
+      ...(secret ? { secret } : {}),
       // Internal detail goes to the server log only, never into a response.
       onError: (error, requestId) => console.error(`request ${requestId} failed:`, error),
     }),

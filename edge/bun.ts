@@ -2,7 +2,8 @@
  * Bun entry. Bun does not read deno.json, so run the bundle:
  * `npx -y deno@2 task build:bun && PORT=3000 AGENT_TOKEN=... HARNESS_TOKEN=... npx -y bun@1 dist/bun.js`.
  *
- * Refuses to start without AGENT_TOKEN and HARNESS_TOKEN. Uses the Upstash store when
+ * Refuses to start without AGENT_TOKEN and HARNESS_TOKEN. SERVER_SECRET (at least 32 characters)
+ * enables run tokens and the MCP route. Uses the Upstash store when
  * UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set, else the in-memory store.
  *
  * @module

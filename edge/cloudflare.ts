@@ -5,7 +5,8 @@
  * Bindings: AGENT_TOKEN and HARNESS_TOKEN (secrets, required: without them every request gets a
  * JSON 500 that names them, and the log says why); UPSTASH_REDIS_REST_URL and
  * UPSTASH_REDIS_REST_TOKEN (optional: the in-memory store lives in one isolate only, so use it for
- * trying things out). `wrangler dev` reads them from `.dev.vars`: copy `.dev.vars.example`.
+ * trying things out); SERVER_SECRET (optional secret, at least 32 characters: run tokens and the
+ * MCP route). `wrangler dev` reads them from `.dev.vars`: copy `.dev.vars.example`.
  *
  * @module
  */

@@ -1,7 +1,8 @@
 /**
  * Deno and Deno Deploy entry: `deno serve --allow-net --allow-env edge/deno.ts`.
  *
- * Refuses to start without AGENT_TOKEN and HARNESS_TOKEN. Uses the Upstash store when
+ * Refuses to start without AGENT_TOKEN and HARNESS_TOKEN. SERVER_SECRET (at least 32 characters)
+ * enables run tokens and the MCP route. Uses the Upstash store when
  * UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set, else the in-memory store.
  *
  * @module

@@ -2,6 +2,8 @@
  * Local dev server: `deno task dev`. Serves the app with the demo tools on 127.0.0.1 only.
  *
  * Tokens come from AGENT_TOKEN and HARNESS_TOKEN, or are generated for this process and printed.
+ * The server secret (run tokens, MCP sessions) comes from SERVER_SECRET or is generated; it is
+ * never printed.
  * The store is in memory unless UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set.
  * PORT picks the port (default 8787; 0 for any free one). The run inspector is served at /inspect
  * (INSPECTOR=off turns it off). Each failed call is logged with its code
@@ -33,6 +35,7 @@ const generated = () => `dev-${crypto.randomUUID().replaceAll("-", "")}`;
 const env = Deno.env.toObject();
 const agentToken = env.AGENT_TOKEN || generated();
 const harnessToken = env.HARNESS_TOKEN || generated();
+const secret = env.SERVER_SECRET || `${generated()}${generated()}`;
 // On unless INSPECTOR=off: the page holds no data and the server listens on loopback only.
 const inspector = env.INSPECTOR?.trim().toLowerCase() !== "off";
 const { app, store } = buildEdgeApp(
@@ -40,6 +43,7 @@ const { app, store } = buildEdgeApp(
     ...env,
     AGENT_TOKEN: agentToken,
     HARNESS_TOKEN: harnessToken,
+    SERVER_SECRET: secret,
     INSPECTOR: inspector ? "on" : "off",
   },
   (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
@@ -57,7 +61,9 @@ Deno.serve({
     console.log(`tool-boundary dev server on ${url} (loopback only), ${store} store
   agent token   (${from("AGENT_TOKEN")}): ${agentToken}
   harness token (${from("HARNESS_TOKEN")}): ${harnessToken}
+  server secret (${from("SERVER_SECRET")}, not shown): run tokens and MCP sessions
   demo tools: ${TOOLS.map((tool) => tool.name).join(", ")}
+  MCP: POST ${url}/v1/runs/<runId>/mcp with the agent token (docs/mcp.md)
   run inspector: ${inspector ? `${url}/inspect (paste the harness token there)` : "off"}
 
 Try it:

@@ -428,6 +428,39 @@ Deno.test("an observer that throws changes no outcome", async () => {
   assert.equal(result.status, "READY");
 });
 
+Deno.test("observe gets a copy of each result: changing it changes nothing the agent got", async () => {
+  const { boundary, kit, events } = setup();
+  const run = await boundary.startRun({ ttlMs: 10_000 });
+  const call = (toolCallId: string, toolName: string, input: unknown) =>
+    boundary.invoke(run, { toolCallId, runId: run.runId, toolName, input });
+  const ready = await call("call_1", kit.names.success, { query: "q" });
+  const refused = await call("call_2", kit.names.writable, {});
+  const invalid = await call("call_3", "typed_search", { query: "" });
+  const results = events.flatMap((event) =>
+    event.type === "call.finished" || event.type === "call.refused" ? [event.result] : []
+  );
+  assert.deepEqual(results, [ready, refused, invalid]);
+  assert.deepEqual(invalid.status === "ERROR" ? invalid.issues : null, [
+    { path: "query", expected: ">=1" },
+  ]);
+  for (const result of results) {
+    (result as { status: string }).status = "CHANGED";
+    if (result.status === "READY") (result.content as string[]).push("changed");
+    if (result.status === "ERROR") result.issues?.pop();
+  }
+  assert.equal(ready.status, "READY");
+  assert.deepEqual(ready.status === "READY" ? ready.content : null, [
+    "line 1: match",
+    "line 2: match",
+  ]);
+  assert.equal(refused.status, "ERROR");
+  assert.equal(invalid.status === "ERROR" ? invalid.issues?.length : 0, 1);
+  assert.deepEqual(
+    (await boundary.inspect(run.runId, "call_1"))?.agentResult?.content,
+    ["line 1: match", "line 2: match"],
+  );
+});
+
 Deno.test("startRun() validates run IDs, deadlines and budgets", async () => {
   const { boundary } = setup();
   for (const runId of ["", "run 1", "run:1", "run{1}", "r/1", "x".repeat(129)]) {

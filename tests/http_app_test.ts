@@ -588,7 +588,8 @@ Deno.test("tool listing gives names, read-only flags and JSON Schemas from valib
 });
 
 Deno.test("the OpenAPI document is 3.1, generated from the schemas, and matches the routes", async () => {
-  const { app, call } = setup();
+  // With a server secret, so that the MCP route is served too.
+  const { app, call } = setup({}, { secret: "server-secret-0123456789abcdef-0123" });
   const doc = await json(await call("GET", "/openapi.json", { token: null }));
   assert.equal(doc.openapi, "3.1.0");
   const paths = doc.paths as Record<string, Record<string, { responses: object }>>;
@@ -603,7 +604,7 @@ Deno.test("the OpenAPI document is 3.1, generated from the schemas, and matches 
     ),
   ].sort();
   assert.deepEqual(documented, served);
-  assert.equal(documented.length, 7);
+  assert.equal(documented.length, 8);
   const schemas = (doc.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
   for (const [name, schema] of Object.entries(schemas)) {
     assert.ok(

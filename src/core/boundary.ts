@@ -28,6 +28,7 @@ import { type AnyToolDefinition, isToolName } from "./tool.ts";
 import type {
   BoundaryResult,
   CanonicalRecord,
+  ErrorResult,
   ObservedFact,
   RunBudget,
   RunContext,
@@ -66,6 +67,8 @@ export type BoundaryEvent =
     toolCallId: string | null;
     toolName: string | null;
     code: ErrorCode;
+    /** A copy of what `invoke` returned to the agent. */
+    result: ErrorResult;
     /** Internal detail (schema issues, a thrown error); never shown to an agent. */
     error?: unknown;
   }
@@ -78,6 +81,8 @@ export type BoundaryEvent =
     status: "READY" | "ERROR";
     code: ErrorCode | null;
     durationMs: number;
+    /** A copy of what `invoke` returned to the agent (its evidence, for traces). */
+    result: BoundaryResult;
     /** Internal detail of a failure; never shown to an agent. */
     error?: unknown;
   }

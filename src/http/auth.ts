@@ -1,7 +1,8 @@
 /**
  * Bearer tokens and roles: the agent token may only submit tool calls, the harness token may do
  * everything. Tokens are checked when the app is made (fail closed) and compared in constant
- * time on every request.
+ * time on every request. A run token (signed, see `run_token.ts`) is an agent token for one
+ * run only: on any route of another run, or one without a run, it is FORBIDDEN.
  *
  * @module
  */
@@ -63,7 +64,12 @@ export type Access = "public" | Role;
  */
 export interface AppEnv {
   /** Set by the middleware. */
-  Variables: { requestId: string; role: Role };
+  Variables: {
+    requestId: string;
+    role: Role;
+    /** The run a run token is valid on; unset for the static tokens. */
+    runScope?: string;
+  };
 }
 
 /** The tokens of both roles, as `createApp` takes them. */
@@ -82,12 +88,15 @@ const encoder = new TextEncoder();
  * The middleware each access level needs, made once per app.
  *
  * @param tokens Both roles' tokens.
+ * @param runTokenScope The run a run token is valid on, `null` for a forged or expired one;
+ *   without it no run token is accepted.
  * @returns A function from a route's access to its guards, in order.
  * @throws {TypeError} When a token is missing, shorter than 16 characters, not a valid bearer
  *   token, or used by both roles.
  */
 export function accessGuards(
   tokens: Tokens,
+  runTokenScope?: (token: string) => Promise<string | null>,
 ): (access: Access) => MiddlewareHandler<AppEnv>[] {
   const agentTokens = tokenList("agentToken", tokens.agentToken);
   const harnessTokens = tokenList("harnessToken", tokens.harnessToken);
@@ -98,7 +107,7 @@ export function accessGuards(
   const harnessKeys = harnessTokens.map((token) => encoder.encode(token));
 
   const authenticate = bearerAuth<AppEnv>({
-    verifyToken: (token, c) => {
+    verifyToken: async (token, c) => {
       // Compare against every token so timing says nothing about which role matched.
       const given = encoder.encode(token);
       let role: Role | null = null;
@@ -107,6 +116,13 @@ export function accessGuards(
       }
       for (const candidate of agentKeys) {
         if (constantTimeEqual(candidate, given) && role === null) role = "agent";
+      }
+      if (role === null && runTokenScope !== undefined) {
+        const runId = await runTokenScope(token);
+        if (runId !== null) {
+          role = "agent";
+          c.set("runScope", runId);
+        }
       }
       if (role !== null) c.set("role", role);
       return role !== null;
@@ -119,9 +135,16 @@ export function accessGuards(
     if (c.get("role") !== "harness") return errorResponse(c, "FORBIDDEN");
     await next();
   };
+  const ownRunOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const scope = c.get("runScope");
+    if (scope !== undefined && c.req.param("runId") !== scope) {
+      return errorResponse(c, "FORBIDDEN");
+    }
+    await next();
+  };
   const guards: Record<Access, MiddlewareHandler<AppEnv>[]> = {
     public: [],
-    agent: [authenticate],
+    agent: [authenticate, ownRunOnly],
     harness: [authenticate, harnessOnly],
   };
   return (access) => guards[access];
@@ -133,7 +156,7 @@ export function accessGuards(
  * much of a guess was right. Synchronous: hashing both sides with WebCrypto on every request cost
  * about 75 µs per comparison.
  */
-function constantTimeEqual(expected: Uint8Array, given: Uint8Array): boolean {
+export function constantTimeEqual(expected: Uint8Array, given: Uint8Array): boolean {
   let diff = expected.length ^ given.length;
   for (let i = 0; i < expected.length; i++) {
     diff |= expected[i]! ^ (given[i] ?? 0);

@@ -3,10 +3,12 @@
  * Cloudflare Workers, Deno, Bun and anything else that speaks `fetch`.
  *
  * Routes: `POST /v1/runs`, `GET /v1/runs/{runId}`, `POST /v1/runs/{runId}/tool-calls`,
+ * `POST /v1/runs/{runId}/mcp` (MCP, with a server `secret`),
  * `GET /v1/runs/{runId}/tool-calls/{toolCallId}`, `POST /v1/runs/{runId}/end`, `GET /v1/tools`,
  * `GET /healthz`, `GET /openapi.json`, and with `inspector: true` the run inspector's page at
- * `GET /inspect`. Two bearer tokens: the agent token may only submit tool
- * calls, the harness token may do everything. Every error is JSON
+ * `GET /inspect`. Two bearer tokens: the agent token may only submit tool calls, the harness token
+ * may do everything; with a `secret`, each started run also gets its own agent token, valid on that
+ * run only. Every error is JSON
  * (`{ status: "ERROR", code, message }`) with the status from {@linkcode HTTP_STATUS_BY_CODE}.
  *
  * Every route is one entry of a route table, which the app registers, the OpenAPI document
@@ -69,9 +71,11 @@ import {
   toolCallBodyLimit,
 } from "./body.ts";
 import { serveInspector } from "./inspector.ts";
+import { MCP_PROTOCOL_VERSIONS, mcpServer, TOOL_CALL_ID_META } from "./mcp.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
 import { RunCache } from "./run_cache.ts";
+import { MIN_SECRET_LENGTH, Signer, verifyRunToken } from "./run_token.ts";
 import {
   type AnyErrorCode,
   errorResponse,
@@ -92,7 +96,10 @@ export {
   HTTP_ERROR_MESSAGES,
   HTTP_STATUS_BY_CODE,
   type HttpErrorCode,
+  MCP_PROTOCOL_VERSIONS,
+  MIN_SECRET_LENGTH,
   type Role,
+  TOOL_CALL_ID_META,
   toolCallBodyLimit,
 };
 
@@ -153,6 +160,13 @@ export interface CreateAppOptions {
   /** Receives unexpected errors (500s and store failures) for logs; never shown to a client. */
   onError?: (error: unknown, requestId: string) => void;
   /**
+   * The server secret (at least 32 characters; the same on every instance): signs run tokens
+   * (`POST /v1/runs` then answers an `agentToken` valid on that run only, until its deadline)
+   * and MCP session IDs. Without it there are no run tokens and `POST /v1/runs/{runId}/mcp`
+   * answers 404. Nothing signed is stored; a new secret revokes every run token and session.
+   */
+  secret?: string;
+  /**
    * Serve the run inspector at `/inspect`: a static page (no data of its own) that asks for the
    * harness token and shows a run, its calls and their records through the JSON API.
    * @default false
@@ -166,7 +180,7 @@ export interface CreateAppOptions {
  * @param options The boundary, the two roles' tokens, limits and hooks.
  * @returns The app; serve `app.fetch` on any runtime.
  * @throws {TypeError} When a token is missing, shorter than 16 characters, not a valid bearer
- *   token, or used by both roles.
+ *   token, or used by both roles, or when `secret` is shorter than 32 characters.
  *
  * @example
  * ```ts
@@ -196,16 +210,25 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   if (!boundary || typeof boundary.invoke !== "function") {
     throw new TypeError("Cannot create app: options.boundary must be a ToolBoundary");
   }
-  const guardsFor = accessGuards(options);
+  const signer = options.secret === undefined ? null : new Signer(options.secret);
+  const guardsFor = accessGuards(
+    options,
+    signer === null
+      ? undefined
+      : async (token) => (await verifyRunToken(signer, token, Date.now()))?.runId ?? null,
+  );
   const bodyBytes: Record<BodySize, number> = {
     control: CONTROL_BODY_BYTES,
     toolCall: options.toolCallBodyBytes ?? toolCallBodyLimit(boundary.limits),
   };
+  const info = options.info ?? { title: "tool-boundary", version: "0.1.0" };
   const deps: RouteDeps = {
     boundary,
     runs: new RunCache(options.runCacheSize ?? 1024),
-    openapi: buildOpenApi(ROUTES, options.info ?? { title: "tool-boundary", version: "0.1.0" }),
+    openapi: buildOpenApi(ROUTES, info),
     tools: toolList(boundary),
+    signer,
+    mcp: signer === null ? null : mcpServer(boundary, signer, bodyBytes.toolCall, info),
   };
   const report = (error: unknown, c: Context<AppEnv>) => {
     try {

@@ -15,12 +15,15 @@ import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { toInputIssues } from "../core/issues.ts";
 import type { AppEnv } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
+import { type McpServer, serveMcp } from "./mcp.ts";
 import type { RouteDoc } from "./openapi.ts";
 import type { RunCache } from "./run_cache.ts";
+import { type Signer, signRunToken } from "./run_token.ts";
 import {
   type Health,
   perToolOf,
   type RunCalls,
+  type StartedRun,
   StartRunBody,
   ToolCallBody,
   type ToolList,
@@ -37,6 +40,10 @@ export interface RouteDeps {
   tools: ToolList;
   /** The body of `GET /openapi.json`. */
   openapi: Record<string, unknown>;
+  /** Signs run tokens and MCP sessions; `null` without a server secret. */
+  signer: Signer | null;
+  /** The MCP route's server; `null` without a server secret (the route answers 404). */
+  mcp: McpServer | null;
 }
 
 type Reply = Response | Promise<Response>;
@@ -153,8 +160,8 @@ export const ROUTES: readonly Route[] = [
           : errorResponse(c, "INVALID_REQUEST", toInputIssues(issues));
       },
     },
-    responses: { 201: "RunContext", 400: "Error", 409: "Error", 410: "Error", 413: "Error" },
-    handle: async (c, { boundary, runs }, { data: body, sent }) => {
+    responses: { 201: "StartedRun", 400: "Error", 409: "Error", 410: "Error", 413: "Error" },
+    handle: async (c, { boundary, runs, signer }, { data: body, sent }) => {
       const budget = perToolOf(sent);
       if ("issues" in budget) return errorResponse(c, "INVALID_REQUEST", budget.issues);
       const run = await boundary.startRun({
@@ -171,7 +178,9 @@ export const ROUTES: readonly Route[] = [
         }),
       });
       runs.set(run);
-      return c.json(run, 201);
+      if (signer === null) return c.json(run satisfies StartedRun, 201);
+      const agentToken = await signRunToken(signer, { runId: run.runId, exp: run.deadline });
+      return c.json({ ...run, agentToken } satisfies StartedRun, 201);
     },
   }),
   route({
@@ -234,6 +243,17 @@ export const ROUTES: readonly Route[] = [
       });
       return c.json(result, result.status === "READY" ? 200 : HTTP_STATUS_BY_CODE[result.code]);
     },
+  }),
+  route({
+    method: "post",
+    path: "/v1/runs/:runId/mcp",
+    operationId: "mcp",
+    summary: "MCP (Streamable HTTP, JSON responses) for this run's tools; see docs/mcp.md.",
+    access: "agent",
+    // The route reads its own JSON-RPC body (a batch is an array), within the tool-call limit.
+    responses: {},
+    handle: (c, { boundary, runs, mcp }) =>
+      mcp === null ? errorResponse(c, "NOT_FOUND") : serveMcp(c, mcp, boundary, runs),
   }),
   route({
     method: "get",

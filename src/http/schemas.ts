@@ -148,6 +148,23 @@ export const RunContextSchema: v.GenericSchema<RunContext> = schemaOf<RunContext
   budget,
 }));
 
+/** What `POST /v1/runs` answers: the run context, and a run token when the app has a secret. */
+export interface StartedRun extends RunContext {
+  /** An agent token valid on this run only, until its deadline (see docs/http.md). */
+  agentToken?: string;
+}
+
+/** A started run (`201` of `POST /v1/runs`). */
+export const StartedRunSchema: v.GenericSchema<StartedRun> = schemaOf<StartedRun>()(v.object({
+  runId: v.string(),
+  deadline: epochMs,
+  startedAt: epochMs,
+  budget,
+  agentToken: v.exactOptional(
+    v.pipe(v.string(), v.description("Agent token for this run only, valid until its deadline.")),
+  ),
+}));
+
 const projected = v.picklist(["EVIDENCE_FOUND", "NO_EVIDENCE"]);
 const issue = v.object({ path: v.string(), expected: v.nullable(v.string()) });
 
@@ -292,6 +309,7 @@ export const COMPONENTS = {
   StartRunBody,
   ToolCallBody,
   RunContext: RunContextSchema,
+  StartedRun: StartedRunSchema,
   BoundaryResult: BoundaryResultSchema,
   CanonicalRecord: CanonicalRecordSchema,
   RunEnd: RunEndSchema,

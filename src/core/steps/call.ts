@@ -170,6 +170,9 @@ export function refuse(
   detail?: unknown,
   issues?: InputIssue[],
 ): ErrorResult {
+  const refused = errorResult(toolCallId, code);
+  // Schema issues name fields and expected types only, never values: safe for the agent.
+  const result = issues === undefined ? refused : { ...refused, issues };
   if (setup.observe !== undefined) {
     emit(setup, {
       type: "call.refused",
@@ -177,12 +180,11 @@ export function refuse(
       toolCallId,
       toolName,
       code,
+      result: structuredClone(result),
       ...(detail === undefined ? {} : { error: detail }),
     });
   }
-  const result = errorResult(toolCallId, code);
-  // Schema issues name fields and expected types only, never values: safe for the agent.
-  return issues === undefined ? result : { ...result, issues };
+  return result;
 }
 
 /** The agent's error: the code and its fixed message, nothing from the call. */

@@ -7,6 +7,7 @@
 import type { ErrorCode } from "../errors.ts";
 import type { CompleteOutcome } from "../store.ts";
 import { type Call, emit } from "./call.ts";
+import { result } from "./result.ts";
 
 /** Not expected: every step decides an outcome, or the catch-all in `invoke` does. */
 const UNDECIDED: CompleteOutcome = {
@@ -40,14 +41,17 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
     failure = thrown;
   }
   if (setup.observe !== undefined) {
+    // The observer's own copy of the agent's result: nothing it does can change that.
+    const agentResult = result(call, code);
     emit(setup, {
       type: "call.finished",
       runId: run.runId,
       toolCallId,
       toolName: call.tool.name,
-      status: code === null ? "READY" : "ERROR",
-      code,
+      status: agentResult.status,
+      code: agentResult.status === "ERROR" ? agentResult.code : null,
       durationMs: setup.clock() - call.startedAt,
+      result: structuredClone(agentResult),
       ...(failure === undefined ? {} : { error: failure }),
     });
   }
