@@ -6,7 +6,8 @@
  * UPDATE_DOCS_SCREENSHOT=1 the README's docs/inspector.png is taken again too.
  */
 import assert from "node:assert/strict";
-import { ERROR_MESSAGES, type ErrorCode, utf8ByteLength } from "../../src/mod.ts";
+import { ERROR_MESSAGES, type ErrorCode } from "../../src/mod.ts";
+import { utf8ByteLength } from "../../src/store.ts";
 import { launch, type Page } from "./browser.ts";
 import {
   AGENT_TOKEN,
