@@ -17,19 +17,27 @@
  *
  * Records are JSON strings (`SET` with an object, as the client encourages). Left out, because
  * a straightforward version would not have them and each only makes the baseline faster: the
- * atomicity of each transition (there are windows between the commands), and the rule that a
- * tool call ID stays used after its record expired.
+ * atomicity of each transition (there are windows between the commands), the rule that a
+ * tool call ID stays used after its record expired, telling a conflict from a duplicate, and
+ * the call listing (`lookupCall` and `listCalls` reject).
  *
  * @module
  */
 import type { Redis } from "@upstash/redis";
+import type { ErrorCode } from "../src/core/errors.ts";
 import type {
+  BeginRefusal,
   BeginRequest,
+  CallLookup,
+  CallSummary,
+  CompleteRefusal,
   CompleteRequest,
+  EndRunRefusal,
   EndRunRequest,
   FactRow,
   ReadFactsRequest,
   RunState,
+  StartRunRefusal,
   StartRunRequest,
   Store,
   StoredRecord,
@@ -37,7 +45,7 @@ import type {
 } from "../src/core/store.ts";
 import { factRowOf, projectingRecord } from "../src/core/records.ts";
 
-const refuse = (code: StoreRefusal["code"]): StoreRefusal => ({ ok: false, code });
+const refuse = <C extends ErrorCode>(code: C): StoreRefusal<C> => ({ ok: false, code });
 
 /** A `Store` on plain Redis commands: several round trips per transition, no scripts. */
 export class BaselineStore implements Store {
@@ -61,7 +69,9 @@ export class BaselineStore implements Store {
   }
 
   /** {@inheritDoc Store.startRun} */
-  async startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StoreRefusal> {
+  async startRun(
+    request: StartRunRequest,
+  ): Promise<{ ok: true; run: RunState } | StartRunRefusal> {
     const key = this.#run(request.runId);
     const existing = await this.#redis.hgetall<Record<string, unknown>>(key);
     if (existing !== null) {
@@ -91,7 +101,7 @@ export class BaselineStore implements Store {
   }
 
   /** {@inheritDoc Store.begin} */
-  async begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+  async begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal> {
     const runKey = this.#run(request.runId);
     const recordKey = this.#record(request.runId, request.toolCallId);
     const run = await this.#redis.hgetall<Record<string, unknown>>(runKey);
@@ -127,7 +137,7 @@ export class BaselineStore implements Store {
   /** {@inheritDoc Store.complete} */
   async complete(
     request: CompleteRequest,
-  ): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+  ): Promise<{ ok: true; record: StoredRecord } | CompleteRefusal> {
     const recordKey = this.#record(request.runId, request.toolCallId);
     const record = await this.#redis.get<StoredRecord>(recordKey);
     if (record === null) return refuse("RECORD_EXPIRED");
@@ -170,7 +180,7 @@ export class BaselineStore implements Store {
   /** {@inheritDoc Store.endRun} */
   async endRun(
     request: EndRunRequest,
-  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | StoreRefusal> {
+  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | EndRunRefusal> {
     const runKey = this.#run(request.runId);
     const run = await this.#redis.hgetall<Record<string, unknown>>(runKey);
     if (run === null) return refuse("RUN_NOT_FOUND");
@@ -205,6 +215,16 @@ export class BaselineStore implements Store {
       rows.push(row);
     }
     return { rows, omitted };
+  }
+
+  /** Not part of the baseline. */
+  lookupCall(): Promise<CallLookup | null> {
+    return Promise.reject(new Error("BaselineStore keeps no begun calls"));
+  }
+
+  /** Not part of the baseline. */
+  listCalls(): Promise<{ run: RunState; calls: CallSummary[] } | null> {
+    return Promise.reject(new Error("BaselineStore keeps no begun calls"));
   }
 }
 

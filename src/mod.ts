@@ -54,6 +54,7 @@ export {
   type AuthorizeRequest,
   type BoundaryEvent,
   type InvokeOptions,
+  MAX_CITATIONS,
   type StartRunOptions,
   ToolBoundary,
   type ToolBoundaryOptions,
@@ -73,6 +74,7 @@ export {
 export type {
   BoundaryResult,
   CanonicalRecord,
+  Citation,
   ErrorResult,
   EvidenceStatus,
   InputIssue,
@@ -86,7 +88,8 @@ export type {
   RunEnd,
   ToolCallEnvelope,
 } from "./core/types.ts";
-export type { JsonObject, JsonValue } from "./core/json.ts";
+export { canonicalJson, type JsonObject, type JsonValue } from "./core/json.ts";
+export { requestDigest } from "./core/digest.ts";
 export { DEFAULT_LIMITS, type Limits } from "./core/limits.ts";
 export {
   BoundaryError,
@@ -95,5 +98,5 @@ export {
   type ErrorCode,
   isErrorCode,
 } from "./core/errors.ts";
-export type { Store } from "./core/store.ts";
+export type { CallSummary, RunState, Store } from "./core/store.ts";
 export { MemoryStore, type MemoryStoreOptions } from "./stores/memory.ts";

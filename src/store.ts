@@ -12,7 +12,8 @@
  *
  * const request = {
  *   runId: "run-1", toolCallId: "call_1", toolName: "search", requestJson: "{}",
- *   attemptId: "attempt-1", ttlMs: 60_000, now: 1_700_000_000_000,
+ *   requestDigest: "RBNvo1WzZ4oRRq0W9-hknpT7T8If536DEMBg9hyq_4o", attemptId: "attempt-1",
+ *   ttlMs: 60_000, now: 1_700_000_000_000,
  * };
  * assert.equal(checkBeginRequest(request), null);
  * assert.equal(checkBeginRequest({ ...request, toolCallId: "no spaces" }), "INVALID_TOOL_CALL_ID");
@@ -27,7 +28,16 @@ export type { ErrorCode } from "./core/errors.ts";
 export type { EvidenceStatus, ProjectedEvidence, RecordStatus } from "./core/types.ts";
 export { factRowOf, projectingRecord } from "./core/records.ts";
 export {
+  applyOutcome,
+  completeTransition,
+  isSameOutcome,
+  isValidOutcome,
+  summarizeCall,
+} from "./core/lifecycle.ts";
+export {
   checkBeginRequest,
+  checkCompleteRequest,
+  checkEndRunRequest,
   checkEpochMs,
   checkReadFactsRequest,
   checkStartRunRequest,
@@ -35,6 +45,7 @@ export {
   MAX_EPOCH_MS,
   MAX_TTL_MS,
   ownBudget,
+  REQUEST_DIGEST_PATTERN,
   setOwnBudget,
 } from "./core/limits.ts";
 export { isSafeRunId, isSafeToolCallId, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "./core/ids.ts";

@@ -240,14 +240,17 @@ Deno.test("every tool outcome maps to its documented status", async () => {
   await assertError(refused, 404, "NOT_FOUND");
 });
 
-Deno.test("duplicates, budgets, run mismatch and unknown runs", async () => {
+Deno.test("duplicates (409 DUPLICATE_TOOL_CALL, TOOL_CALL_CONFLICT for another request), budgets, run mismatch and unknown runs", async () => {
   const { submit, startRun, call } = setup();
   const run = await startRun({ ttlMs: 60_000, budget: { calls: 2 } });
   const first = { toolCallId: "call_1", toolName: "search_runbook", input: { query: "disk" } };
   assert.equal((await submit(run.runId, first)).status, 200);
-  const dup = await submit(run.runId, { ...first, input: { query: "tls" } });
+  const dup = await submit(run.runId, first);
   assert.equal(dup.status, 409);
   assert.equal((await json(dup)).code, "DUPLICATE_TOOL_CALL");
+  const conflict = await submit(run.runId, { ...first, input: { query: "tls" } });
+  assert.equal(conflict.status, 409);
+  assert.equal((await json(conflict)).code, "TOOL_CALL_CONFLICT");
   const kept = await json(await call("GET", `/v1/runs/${run.runId}/tool-calls/call_1`));
   assert.deepEqual(kept.request, { query: "disk" });
 
@@ -604,7 +607,7 @@ Deno.test("the OpenAPI document is 3.1, generated from the schemas, and matches 
     ),
   ].sort();
   assert.deepEqual(documented, served);
-  assert.equal(documented.length, 8);
+  assert.equal(documented.length, 11);
   const schemas = (doc.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
   for (const [name, schema] of Object.entries(schemas)) {
     assert.ok(

@@ -216,19 +216,26 @@ Deno.test("two clients that both count JSON-RPC ids from 1 get their own session
   }
 });
 
-Deno.test("a _meta tool call ID used twice is DUPLICATE_TOOL_CALL and keeps the first record", async () => {
+Deno.test("a _meta tool call ID used again is DUPLICATE_TOOL_CALL with the same input, TOOL_CALL_CONFLICT with another, and keeps the first record", async () => {
   const { startRun, connect, boundary } = setup();
   const { runId } = await startRun();
   const { client } = await connect(runId);
   try {
     await client.callTool({ name: "lookup", arguments: { key: "a" }, _meta: meta("call_dup") });
-    const again = await client.callTool({
+    const same = await client.callTool({
+      name: "lookup",
+      arguments: { key: "a" },
+      _meta: meta("call_dup"),
+    });
+    assert.equal(same.isError, true);
+    assert.equal((same.structuredContent as { code: string }).code, "DUPLICATE_TOOL_CALL");
+    const other = await client.callTool({
       name: "lookup",
       arguments: { key: "b" },
       _meta: meta("call_dup"),
     });
-    assert.equal(again.isError, true);
-    assert.equal((again.structuredContent as { code: string }).code, "DUPLICATE_TOOL_CALL");
+    assert.equal(other.isError, true);
+    assert.equal((other.structuredContent as { code: string }).code, "TOOL_CALL_CONFLICT");
     assert.deepEqual((await boundary.inspect(runId, "call_dup"))?.request, { key: "a" });
   } finally {
     await client.close();

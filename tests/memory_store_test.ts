@@ -30,6 +30,7 @@ function begin(runId: string, toolCallId: string, now: number, ttlMs = 60_000): 
     toolCallId,
     toolName: "t",
     requestJson: "{}",
+    requestDigest: "test-digest",
     attemptId: `attempt-${toolCallId}`,
     ttlMs,
     now,

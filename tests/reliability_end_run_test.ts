@@ -50,6 +50,7 @@ async function storeRun(store: Store, clock: () => number) {
         toolCallId,
         toolName: "search",
         requestJson: "{}",
+        requestDigest: "test-digest",
         attemptId,
         ttlMs: 600_000,
         now: clock(),

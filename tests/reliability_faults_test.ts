@@ -212,11 +212,12 @@ Deno.test("faults: 5xx bursts, dropped and slow responses, SIGSTOP, aimed at beg
           }
 
           if (recordBefore !== null) {
-            // The key was used: refused as a duplicate (or the store was unreachable), never run.
+            // The key was used: refused (or the store was unreachable), never run. The input
+            // `{ i }` is the step's, so another request than the recorded one: a conflict.
             check(
               f,
               result.status === "ERROR" &&
-                (result.code === "DUPLICATE_TOOL_CALL" || result.code === "STORE_UNAVAILABLE"),
+                (result.code === "TOOL_CALL_CONFLICT" || result.code === "STORE_UNAVAILABLE"),
               () => `${at}: resubmission got ${JSON.stringify(result)}`,
             );
             checkEqual(f, executed, 0, `${at}: resubmission executed`);

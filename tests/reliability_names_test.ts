@@ -47,6 +47,7 @@ function begin(store: Store, clock: () => number, runId: string, toolName: strin
     toolCallId: uid("call"),
     toolName,
     requestJson: "{}",
+    requestDigest: "test-digest",
     attemptId: uid("attempt"),
     ttlMs: 600_000,
     now: clock(),
@@ -186,6 +187,7 @@ onBothStores(
         toolCallId,
         toolName: "t",
         requestJson: "{}",
+        requestDigest: "test-digest",
         attemptId: uid("attempt"),
         ttlMs: 60_000,
         now: clock(),
@@ -198,6 +200,7 @@ onBothStores(
         toolCallId,
         toolName: "t",
         requestJson: "{}",
+        requestDigest: "test-digest",
         attemptId: uid("attempt"),
         ttlMs: 60_000,
         now: clock(),
@@ -412,7 +415,6 @@ Deno.test("over HTTP, run and tool call IDs made only of dots are refused, and d
       ["GET", "http://localhost/v1/runs/../tool-calls/.."],
       ["GET", "http://localhost/v1/runs/run-dots/tool-calls/.."],
       ["GET", "http://localhost/v1/runs/%2e%2e/tool-calls/%2E"],
-      ["POST", "http://localhost/v1/runs/./end"],
       ["POST", "http://localhost/v1/runs/%2E%2E/end"],
     ] as const
   ) {
@@ -420,6 +422,10 @@ Deno.test("over HTTP, run and tool call IDs made only of dots are refused, and d
     const res = await send(method, url);
     checkEqual(f, [res.status, res.body.code], [404, "NOT_FOUND"], `${method} ${url}`);
   }
+  // "/v1/runs/./end" is "/v1/runs/end": the path of a run named "end", which only GET reads.
+  f.cases++;
+  const dotEnd = await send("POST", "http://localhost/v1/runs/./end");
+  checkEqual(f, [dotEnd.status, dotEnd.body.code], [405, "METHOD_NOT_ALLOWED"], "POST ./end");
   // Three dots are no dot segment: the path keeps them, and the ID rule refuses them.
   const three = await send("GET", "http://localhost/v1/runs/run-dots/tool-calls/...");
   checkEqual(f, [three.status, three.body.code], [400, "INVALID_TOOL_CALL_ID"], "...");

@@ -37,6 +37,7 @@ function beginRequest(clock: () => number, runId: string, over: Record<string, u
     toolCallId: uid("call"),
     toolName: "search",
     requestJson: "{}",
+    requestDigest: "test-digest",
     attemptId: uid("attempt"),
     ttlMs: 60_000,
     now: clock(),
@@ -392,12 +393,14 @@ Deno.test("over HTTP, a start-run body outside the range gets 400 INVALID_REQUES
 /** 1-based ARGV positions that carry numbers, per script; `pairs` adds every second from there. */
 const NUMERIC_ARGV: Record<string, { at: number[]; pairsFrom?: number }> = {
   startRun: { at: [3, 4, 5, 6], pairsFrom: 8 },
-  begin: { at: [6, 7, 8] },
+  begin: { at: [6, 7, 8, 10] },
   complete: { at: [3, 7, 9, 11] },
   endRun: { at: [1] },
   readFacts: { at: [2, 3] },
   get: { at: [] },
-  getRun: { at: [] },
+  getRun: { at: [1] },
+  lookupCall: { at: [] },
+  readCalls: { at: [] },
 };
 
 async function sha1(text: string): Promise<string> {
@@ -450,6 +453,8 @@ Deno.test("UpstashStore wire: every number a script receives in ARGV is a plain 
       });
       await store.getRun(run.runId);
       await store.get(run.runId, "call_search");
+      await store.lookupCall(run.runId, "call_search");
+      await store.listCalls(run.runId);
     }
     const seen = new Map<string, number>();
     const numbers: string[] = [];

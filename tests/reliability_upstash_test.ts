@@ -129,7 +129,8 @@ Deno.test("concurrency: 1,000 concurrent invocations on one run keep budgets exa
       } else {
         check(
           f,
-          ["DUPLICATE_TOOL_CALL", "RUN_BUDGET_EXHAUSTED", "TOOL_BUDGET_EXHAUSTED"].includes(
+          // A repeat carries another input (`{ i }`): a conflict, never a second run.
+          ["TOOL_CALL_CONFLICT", "RUN_BUDGET_EXHAUSTED", "TOOL_BUDGET_EXHAUSTED"].includes(
             result.code,
           ),
           `${toolCallId}: unexpected ${result.code}`,
@@ -196,25 +197,25 @@ Deno.test("concurrency: one key raced 200 times from four instances runs its exe
             toolCallId: "call_same",
             runId: run.runId,
             toolName: "t_found",
-            input: { i },
+            // Two requests: the winner's own again is a duplicate, the other a conflict.
+            input: { parity: i % 2 },
           })),
       );
       f.races += 200;
       f.cases++;
       const ready = results.filter((r) => r.status === "READY");
       checkEqual(f, ready.length, 1, "one winner");
-      checkEqual(
-        f,
-        results.filter((r) => r.status === "ERROR" && r.code === "DUPLICATE_TOOL_CALL").length,
-        199,
-        "199 duplicates",
-      );
+      const refused = (code: string) =>
+        results.filter((r) => r.status === "ERROR" && r.code === code).length;
+      checkEqual(f, refused("DUPLICATE_TOOL_CALL"), 99, "99 duplicates (the winner's request)");
+      checkEqual(f, refused("TOOL_CALL_CONFLICT"), 100, "100 conflicts (the other request)");
       checkEqual(f, executions.get("call_same"), round + 1, "executed once per run");
       checkEqual(f, (await boundaries[1]!.store.getRun(run.runId))?.used.calls, 1, "budget");
       const record = await boundaries[2]!.inspect(run.runId, "call_same");
       checkEqual(f, record?.status, "READY", "record");
       const winner = ready[0]!;
-      checkEqual(f, record?.request, { i: results.indexOf(winner) }, "the winner's request kept");
+      const parity = results.indexOf(winner) % 2;
+      checkEqual(f, record?.request, { parity }, "the winner's request kept");
     }
   } finally {
     await fixture.stop();

@@ -211,6 +211,8 @@ Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones
     assert.equal(result.status, "READY", JSON.stringify(result));
     assert.equal((await boundary.inspect(run.runId, "call_1"))?.status, "READY");
     assert.equal((await store.getRun(run.runId))?.status, "ACTIVE");
+    assert.equal((await store.lookupCall(run.runId, "call_1"))?.call?.seq, 1);
+    assert.equal((await store.listCalls(run.runId))?.calls.length, 1);
     const facts = await boundary.endRun(run);
     assert.equal(facts.length, 1);
 
@@ -234,7 +236,7 @@ Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones
     assert.equal(KEY_LOCKING_READ_ONLY_SHEBANG, READ_ONLY_LINE);
     assert.deepEqual(
       SCRIPTS.filter((script) => script.readOnly).map((script) => script.name),
-      ["getRun", "get", "readFacts"],
+      ["getRun", "get", "readFacts", "lookupCall", "readCalls"],
     );
     const shas = new Set(await Promise.all([...bySource.keys()].map(sha1)));
     for (const command of sent.filter((c) => c[0] === "evalsha")) {

@@ -57,6 +57,7 @@ async function prepareBurst(store: UpstashStore, runId: string) {
     toolCallId,
     toolName: "search",
     requestJson: '{"query":"disk"}',
+    requestDigest: "test-digest",
     attemptId: `attempt-${toolCallId}`,
     ttlMs: 600_000,
     now: Date.now(),
@@ -87,7 +88,9 @@ async function warm(store: UpstashStore): Promise<void> {
   const attemptId = "attempt-warm";
   await store.startRun({ runId, deadline: now + 600_000, budget, ttlMs: 600_000, attemptId, now });
   const request = { runId, toolCallId: "call_warm", toolName: "search", attemptId, now };
-  assert.ok((await store.begin({ ...request, requestJson: "{}", ttlMs: 600_000 })).ok);
+  assert.ok(
+    (await store.begin({ ...request, requestJson: "{}", requestDigest: "d", ttlMs: 600_000 })).ok,
+  );
   assert.ok((await store.complete({ ...request, outcome: largeOutcome(100) })).ok);
 }
 

@@ -3,7 +3,9 @@
  * (with eviction off), and Redis does not undo a script's earlier writes when a later command
  * fails: whatever the script wrote before the refused command stays. `complete` appends to the
  * progress index before it writes the record, so a cut-off never leaves a READY record that
- * `endRun` misses; an index entry whose record stayed PROJECTING is skipped by the facts.
+ * `endRun` misses; an index entry whose record stayed PROJECTING is skipped by the facts, and an
+ * ID a repeat appended again is listed once. `startRun` creates the index (with its TTL) before
+ * the run hash, so no run ever takes calls without one.
  *
  * Two real techniques on a real redis-server, through the real client and the test endpoint:
  * - a mid-script refusal: the ACL takes one command away from the user the endpoint runs as
@@ -16,7 +18,7 @@
 import assert from "node:assert/strict";
 import { ToolBoundary } from "../src/core/boundary.ts";
 import { BoundaryError } from "../src/core/errors.ts";
-import type { CompleteOutcome } from "../src/core/store.ts";
+import type { CompleteOutcome, StartRunRequest } from "../src/core/store.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { startUpstashFixture, type UpstashFixture } from "./support/upstash_fixture.ts";
 
@@ -36,17 +38,20 @@ const READY: CompleteOutcome = {
   agentResultJson: '{"evidence":"EVIDENCE_FOUND","scope":"index","content":["a"]}',
 };
 
-async function startRun(store: UpstashStore, runId: string): Promise<void> {
+function startRequest(runId: string): StartRunRequest {
   const now = Date.now();
-  const started = await store.startRun({
+  return {
     runId,
     deadline: now + 600_000,
     budget: { calls: 50, perTool: {} },
     ttlMs: 600_000,
     attemptId: `start-${runId}`,
     now,
-  });
-  assert.equal(started.ok, true);
+  };
+}
+
+async function startRun(store: UpstashStore, runId: string): Promise<void> {
+  assert.equal((await store.startRun(startRequest(runId))).ok, true);
 }
 
 /** Begins a call; returns the complete request that finishes it READY. */
@@ -58,6 +63,7 @@ async function begin(store: UpstashStore, runId: string, toolCallId: string) {
     toolCallId,
     toolName: "search",
     requestJson: '{"query":"disk"}',
+    requestDigest: "test-digest",
     attemptId,
     ttlMs: 600_000,
     now,
@@ -74,10 +80,15 @@ async function rejectsUnavailable(operation: Promise<unknown>): Promise<void> {
   });
 }
 
-/** What Redis holds for a run: the index in order, and the status of every record key. */
+/**
+ * What Redis holds for a run: the progress list as it is (`raw`), the index as every reader
+ * takes it (`index`: without the sentinel, each ID once, where it first appears), and the status
+ * of every record key.
+ */
 async function snapshot(fixture: UpstashFixture, store: UpstashStore, runId: string) {
   const keys = store.keys(runId);
-  const index = await fixture.direct(["LRANGE", keys.progress, "0", "-1"]) as string[];
+  const raw = await fixture.direct(["LRANGE", keys.progress, "0", "-1"]) as string[];
+  const index = [...new Set(raw.filter((id) => id !== ""))];
   const recordKeys =
     (await fixture.direct(["KEYS", `${store.prefix}:{${runId}}:call:*`])) as string[];
   const status = new Map<string, string>();
@@ -87,7 +98,7 @@ async function snapshot(fixture: UpstashFixture, store: UpstashStore, runId: str
       await fixture.direct(["HGET", key, "status"]) as string,
     );
   }
-  return { index, status, indexTtl: await fixture.direct(["PTTL", keys.progress]) as number };
+  return { raw, index, status, indexTtl: await fixture.direct(["PTTL", keys.progress]) as number };
 }
 
 /** The invariant: every READY record of the run is in its progress index, so endRun sees it. */
@@ -97,9 +108,24 @@ function assertNoReadyOutsideIndex(seen: Awaited<ReturnType<typeof snapshot>>): 
   }
 }
 
+/** Runs `operation` with `commands` taken away from the user the endpoint runs as. */
+async function withoutCommands(
+  fixture: UpstashFixture,
+  commands: string[],
+  operation: () => Promise<unknown>,
+): Promise<void> {
+  const denied = commands.map((command) => `-${command}`);
+  assert.equal(await fixture.direct(["ACL", "SETUSER", "default", ...denied]), "OK");
+  try {
+    await rejectsUnavailable(operation());
+  } finally {
+    assert.equal(await fixture.direct(["ACL", "SETUSER", "default", "+@all"]), "OK");
+  }
+}
+
 /**
- * Runs one complete with `commands` taken away from the user the endpoint runs as, so the
- * script fails at the first of them, after the writes before it; checks the invariant after.
+ * Runs one complete with `commands` taken away, so the script fails at the first of them, after
+ * the writes before it; checks the invariant after.
  */
 async function cutOff(
   fixture: UpstashFixture,
@@ -107,17 +133,11 @@ async function cutOff(
   request: Awaited<ReturnType<typeof begin>>,
   commands: string[],
 ): Promise<void> {
-  const denied = commands.map((command) => `-${command}`);
-  assert.equal(await fixture.direct(["ACL", "SETUSER", "default", ...denied]), "OK");
-  try {
-    await rejectsUnavailable(store.complete(request));
-  } finally {
-    assert.equal(await fixture.direct(["ACL", "SETUSER", "default", "+@all"]), "OK");
-  }
+  await withoutCommands(fixture, commands, () => store.complete(request));
   assertNoReadyOutsideIndex(await snapshot(fixture, store, request.runId));
 }
 
-Deno.test("UpstashStore: a complete cut off at any of its writes leaves no READY record that endRun's facts miss, and a repeat indexes it once", async () => {
+Deno.test("UpstashStore: a complete cut off at any of its writes leaves no READY record that endRun's facts miss, and a repeat is listed once", async () => {
   await withFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: [] });
@@ -126,32 +146,41 @@ Deno.test("UpstashStore: a complete cut off at any of its writes leaves no READY
     const first = await begin(store, runId, "call_first");
     assert.equal((await store.complete(first)).ok, true);
 
-    // Cut off at each write of complete: the append, the record, the mark before the append.
+    // Cut off at each write of complete: the append, the record.
     const atAppend = await begin(store, runId, "call_append");
     await cutOff(fixture, store, atAppend, ["rpushx", "rpush"]);
     const atRecord = await begin(store, runId, "call_record");
     await cutOff(fixture, store, atRecord, ["hset"]);
-    const atMark = await begin(store, runId, "call_mark");
-    await cutOff(fixture, store, atMark, ["hsetnx"]);
+    const never = await begin(store, runId, "call_never");
     let seen = await snapshot(fixture, store, runId);
     assert.deepEqual(seen.index, ["call_first", "call_record"], "appended before the cut");
-    for (const id of ["call_append", "call_record", "call_mark"]) {
+    for (const id of ["call_append", "call_record"]) {
       assert.equal(seen.status.get(id), "PROJECTING", `${id}: the record was not written`);
     }
 
     const last = await begin(store, runId, "call_last");
     assert.equal((await store.complete(last)).ok, true);
 
-    // A repeat of a cut-off complete (the client resent it, or the caller did) finishes it and
-    // indexes it once.
+    // A repeat of a cut-off complete (the client resent it, or the caller did) finishes it. The
+    // one cut after its append appends again; readers keep the first occurrence.
     for (const request of [atAppend, atRecord]) {
       const repeated = await store.complete(request);
       assert.ok(repeated.ok);
       assert.equal(repeated.record.status, "READY");
     }
     seen = await snapshot(fixture, store, runId);
+    assert.deepEqual(seen.raw, [
+      "",
+      "call_first",
+      "call_record",
+      "call_last",
+      "call_append",
+      "call_record",
+    ]);
     assert.deepEqual(seen.index, ["call_first", "call_record", "call_last", "call_append"]);
-    assert.equal(seen.status.get("call_mark"), "PROJECTING");
+    assert.equal(seen.status.get(never.toolCallId), "PROJECTING");
+    assert.equal((await store.endRun({ runId, now: Date.now() })).ok, true);
+    assert.equal((await store.endRun({ runId, now: Date.now() })).ok, true);
 
     // endRun's facts are exactly the READY records, each once, in index order.
     const ready = [...seen.status].filter(([, s]) => s === "READY").map(([id]) => id).sort();
@@ -161,30 +190,41 @@ Deno.test("UpstashStore: a complete cut off at any of its writes leaves no READY
   });
 });
 
-Deno.test("UpstashStore: a run's first complete cut off between creating the index and its PEXPIRE; the repeat sets the TTL, once", async () => {
+Deno.test("UpstashStore: a startRun cut off at any of its writes leaves no run without an index; its repeat makes both, with one TTL", async () => {
   await withFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: [] });
-    const runId = "run-cut-off-ttl";
-    await startRun(store, runId);
-    const first = await begin(store, runId, "call_first");
-    await cutOff(fixture, store, first, ["pexpire"]);
-    let seen = await snapshot(fixture, store, runId);
-    assert.deepEqual(seen.index, ["call_first"], "appended before the cut");
-    assert.equal(seen.status.get("call_first"), "PROJECTING");
-    assert.equal(seen.indexTtl, -1, "no TTL yet");
+    // The index's append, its PEXPIRE (the first one the script runs), the run hash.
+    for (const commands of [["rpush"], ["pexpire"], ["hset"]]) {
+      const runId = `run-cut-${commands[0]}`;
+      const request = startRequest(runId);
+      await withoutCommands(fixture, commands, () => store.startRun(request));
+      assert.equal(await store.getRun(runId), null, `${commands[0]}: no run`);
+      const call = await store.begin({
+        runId,
+        toolCallId: "call_early",
+        toolName: "search",
+        requestJson: "{}",
+        requestDigest: "d",
+        attemptId: "a",
+        ttlMs: 600_000,
+        now: Date.now(),
+      });
+      assert.deepEqual(call, { ok: false, code: "RUN_NOT_FOUND" });
 
-    const next = await begin(store, runId, "call_next");
-    assert.equal((await store.complete(next)).ok, true);
-    assert.equal((await snapshot(fixture, store, runId)).indexTtl, -1, "RPUSHX sets no TTL");
-
-    assert.equal((await store.complete(first)).ok, true);
-    seen = await snapshot(fixture, store, runId);
-    assert.deepEqual(seen.index, ["call_first", "call_next"]);
-    // Read after the index's TTL, so the run's has run down a little further since.
-    const runTtl = await fixture.direct(["PTTL", store.keys(runId).run]) as number;
-    assert.ok(seen.indexTtl > 0 && seen.indexTtl <= runTtl + 1_000, `${seen.indexTtl} / ${runTtl}`);
-    assert.deepEqual((await boundary.endRun(runId)).map((fact) => fact.toolCallId), seen.index);
+      assert.equal((await store.startRun(request)).ok, true, "the repeat starts it");
+      const done = await begin(store, runId, "call_1");
+      assert.equal((await store.complete(done)).ok, true);
+      const seen = await snapshot(fixture, store, runId);
+      assert.deepEqual(seen.index, ["call_1"]);
+      const runTtl = await fixture.direct(["PEXPIRETIME", store.keys(runId).run]);
+      assert.equal(
+        await fixture.direct(["PEXPIRETIME", store.keys(runId).progress]),
+        runTtl,
+        "the index dies with its run",
+      );
+      assert.deepEqual((await boundary.endRun(runId)).map((fact) => fact.toolCallId), ["call_1"]);
+    }
   });
 });
 
@@ -242,8 +282,6 @@ Deno.test("UpstashStore: over the memory limit with eviction off, complete write
       const seen = await snapshot(fixture, store, runId);
       assert.deepEqual(seen.index, ["call_done"]);
       assert.equal(seen.status.get("call_full"), "PROJECTING");
-      const recordKey = store.keys(runId, "call_full").record!;
-      assert.equal(await fixture.direct(["HEXISTS", recordKey, "indexing"]), 0);
       // Reads still work while the database is full.
       assert.equal((await store.get(runId, "call_full"))?.status, "PROJECTING");
     } finally {

@@ -48,6 +48,7 @@ function beginRequest(runId: string, toolCallId: string, over: Record<string, un
     toolCallId,
     toolName: "search",
     requestJson: '{"query":"disk"}',
+    requestDigest: "test-digest",
     attemptId: id("attempt"),
     ttlMs: 60_000,
     now: Date.now(),
@@ -202,10 +203,8 @@ Deno.test("UpstashStore: the TTL is set once at creation; reads and complete nev
     assert.ok(begun.ok);
     const created = (await stopCreate()).map(parseMonitorLine);
     const createExpiry = created.filter((c) => isExpiryCommand(c.args));
-    assert.deepEqual(createExpiry.map((c) => c.args.slice(0, 2)), [
-      ["PEXPIRE", recordKey],
-      ["PEXPIRE", keys.begun], // created by this first begin of the run
-    ]);
+    // The run's first begin too: the run hash keeps its begun keys, so nothing else is created.
+    assert.deepEqual(createExpiry.map((c) => c.args.slice(0, 2)), [["PEXPIRE", recordKey]]);
     assert.equal(createExpiry[0]?.args[2], "120000");
     assert.ok(createExpiry.every((c) => c.lua), "set inside the begin script");
 
@@ -257,11 +256,10 @@ Deno.test("UpstashStore: the TTL is set once at creation; reads and complete nev
       assert.notEqual(entry.args[1], recordKey, `TTL touched: ${entry.args.join(" ")}`);
       assert.notEqual(entry.args[1], keys.run, `TTL touched: ${entry.args.join(" ")}`);
     }
-    // The only ones: the progress index, once, when complete created it; the second record, at
-    // its creation.
+    // The only one: the second record, at its creation (startRun gave the index its TTL).
     assert.deepEqual(
       afterLines.filter((c) => isExpiryCommand(c.args)).map((c) => c.args.slice(0, 2)),
-      [["PEXPIRE", keys.progress], ["PEXPIRE", store.keys(runId, "call_ttl_2").record]],
+      [["PEXPIRE", store.keys(runId, "call_ttl_2").record]],
     );
     const runTtl = await fixture.direct(["PEXPIRETIME", keys.run]);
     assert.equal(
@@ -291,7 +289,8 @@ Deno.test("UpstashStore: complete on an expired record gives RECORD_EXPIRED and 
     });
     assert.deepEqual(done, { ok: false, code: "RECORD_EXPIRED" });
     assert.equal(await fixture.direct(["EXISTS", store.keys(runId, "call_gone").record!]), 0);
-    assert.equal(await fixture.direct(["EXISTS", store.keys(runId).progress]), 0);
+    // Not indexed: the index holds only startRun's sentinel.
+    assert.deepEqual(await fixture.direct(["LRANGE", store.keys(runId).progress, "0", "-1"]), [""]);
     // The tool call ID stays used for the life of the run.
     assert.deepEqual(await store.begin(beginRequest(runId, "call_gone")), {
       ok: false,
@@ -301,27 +300,23 @@ Deno.test("UpstashStore: complete on an expired record gives RECORD_EXPIRED and 
   });
 });
 
-Deno.test("UpstashStore: at a spent budget a begun tool call ID is still a duplicate, and a refused one is never marked used", async () => {
+Deno.test("UpstashStore: at a spent budget a begun tool call ID is still a duplicate, and a refused one is never marked begun", async () => {
   await withFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const begin = (runId: string, toolCallId: string) =>
       store.begin(beginRequest(runId, toolCallId));
+    // A begun key is a field of the run hash: it dies with its run.
     const isBegun = (runId: string, toolCallId: string) =>
-      fixture.direct(["SISMEMBER", store.keys(runId).begun, toolCallId]);
+      fixture.direct(["HEXISTS", store.keys(runId).run, `c:${toolCallId}`]);
 
-    // A run whose first begin is refused leaves no set of begun IDs (and so no key without a TTL).
     const empty = await startRun(store, id("run"), 0);
     assert.deepEqual(await begin(empty, "call_none"), { ok: false, code: "RUN_BUDGET_EXHAUSTED" });
-    assert.equal(await fixture.direct(["EXISTS", store.keys(empty).begun]), 0);
+    assert.equal(await isBegun(empty, "call_none"), 0, "a refusal marks nothing");
 
     // Run budget: 1 call, spent by call_a.
     const runId = await startRun(store, id("run"), 1);
     assert.ok((await begin(runId, "call_a")).ok);
-    assert.equal(
-      await fixture.direct(["PEXPIRETIME", store.keys(runId).begun]),
-      await fixture.direct(["PEXPIRETIME", store.keys(runId).run]),
-      "the set dies with its run",
-    );
+    assert.equal(await isBegun(runId, "call_a"), 1);
     const duplicate = { ok: false, code: "DUPLICATE_TOOL_CALL" };
     assert.deepEqual(await begin(runId, "call_a"), duplicate, "record live");
     await fixture.direct(["DEL", store.keys(runId, "call_a").record!]);
@@ -349,6 +344,75 @@ Deno.test("UpstashStore: at a spent budget a begun tool call ID is still a dupli
     const state = await store.getRun(tools);
     assert.equal(state?.used.calls, 1);
     assert.deepEqual(state?.used.perTool, { search: 1 });
+  });
+});
+
+Deno.test("UpstashStore: a run started by the earlier layout (begun set, no index yet) still refuses its begun keys and indexes its completes", async () => {
+  await withFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = id("run");
+    const keys = store.keys(runId, "call_old");
+    const begunSet = `${store.prefix}:{${runId}}:begun`;
+    const now = Date.now();
+    // What the earlier scripts left after one begin: no 'layout' field, no c: fields, the set.
+    const hset = (key: string, fields: Record<string, string | number>) =>
+      fixture.direct(["HSET", key, ...Object.entries(fields).flat().map(String)]);
+    await hset(keys.run, {
+      runId,
+      status: "ACTIVE",
+      deadline: now + 600_000,
+      startedAt: now,
+      calls: 10,
+      used: 1,
+      attemptId: "start-old",
+      "u:search": 1,
+    });
+    await fixture.direct(["PEXPIRE", keys.run, "600000"]);
+    await fixture.direct(["SADD", begunSet, "call_old"]);
+    await fixture.direct(["PEXPIRE", begunSet, "600000"]);
+    await hset(keys.record!, {
+      runId,
+      toolCallId: "call_old",
+      toolName: "search",
+      status: "PROJECTING",
+      requestJson: "{}",
+      attemptId: "attempt-old",
+      createdAt: now,
+      updatedAt: now,
+      expiresAt: now + 60_000,
+    });
+    await fixture.direct(["PEXPIRE", keys.record!, "60000"]);
+
+    const duplicate = { ok: false, code: "DUPLICATE_TOOL_CALL" };
+    for (const over of [{}, { requestDigest: "other" }, { replay: true }]) {
+      assert.deepEqual(await store.begin(beginRequest(runId, "call_old", over)), duplicate);
+    }
+    // Begun before the set existed: its record tells.
+    await fixture.direct(["SREM", begunSet, "call_old"]);
+    assert.deepEqual(await store.begin(beginRequest(runId, "call_old")), duplicate);
+
+    const fresh = beginRequest(runId, "call_new");
+    assert.ok((await store.begin(fresh)).ok);
+    const completes: [string, string][] = [["call_new", fresh.attemptId], [
+      "call_old",
+      "attempt-old",
+    ]];
+    for (const [toolCallId, attemptId] of completes) {
+      const done = await store.complete({ runId, toolCallId, attemptId, outcome: READY, now });
+      assert.ok(done.ok, toolCallId);
+    }
+    assert.deepEqual(await fixture.direct(["LRANGE", keys.progress, "0", "-1"]), [
+      "call_new",
+      "call_old",
+    ]);
+    const ttl = await fixture.direct(["PTTL", keys.progress]) as number;
+    assert.ok(ttl > 0 && ttl <= 600_000, `the index got the run's TTL: ${ttl}`);
+    const ended = await store.endRun({ runId, now });
+    assert.ok(ended.ok);
+    assert.deepEqual(ended.toolCallIds, ["call_new", "call_old"]);
+    assert.deepEqual(ended.run.used, { calls: 2, perTool: { search: 2 } });
+    // Only the keys begun with this layout are listed.
+    assert.deepEqual((await store.listCalls(runId))?.calls.map((c) => c.toolCallId), ["call_new"]);
   });
 });
 
@@ -494,6 +558,7 @@ Deno.test("UpstashStore: IDs and payloads that look like JSON round-trip exactly
           const request = beginRequest(runId, toolCallId, {
             toolName: text,
             requestJson: text,
+            requestDigest: "test-digest",
             attemptId: text + i,
           });
           const begun = await store.begin(request);

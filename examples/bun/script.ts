@@ -42,6 +42,6 @@ const call = (toolCallId: string, sku: string) =>
 const print = (step: string, value: unknown) => console.log(JSON.stringify({ step, value }));
 print("found", await call("call_1", "sku-1001"));
 print("missing", await call("call_2", "sku-9999"));
-print("duplicate", await call("call_1", "sku-2002"));
+print("duplicate", await call("call_1", "sku-1001"));
 print("record", (await boundary.inspect(run.runId, "call_1"))?.raw);
 print("facts", await boundary.endRun(run));

@@ -23,12 +23,14 @@ import {
   setOwnBudget,
 } from "./limits.ts";
 import { rowsToFacts } from "./progress.ts";
-import type { CallSummary, RunState, Store, StoredRecord } from "./store.ts";
+import { requestDigest } from "./digest.ts";
+import type { CallSummary, Store, StoredRecord } from "./store.ts";
 import { type AnyToolDefinition, isToolName } from "./tool.ts";
 import type {
   BoundaryResult,
   CanonicalRecord,
   ErrorResult,
+  Citation,
   ObservedFact,
   RunBudget,
   RunContext,
@@ -37,12 +39,13 @@ import type {
 } from "./types.ts";
 import { authorize } from "./steps/authorize.ts";
 import { begin } from "./steps/begin.ts";
-import { Call, emit, type Setup } from "./steps/call.ts";
+import { Call, emit, errorResult, type Setup } from "./steps/call.ts";
 import { check } from "./steps/check.ts";
 import { complete } from "./steps/complete.ts";
 import { execute } from "./steps/execute.ts";
 import { preflight } from "./steps/preflight.ts";
 import { project } from "./steps/project.ts";
+import { replayResult } from "./steps/replay.ts";
 import { result } from "./steps/result.ts";
 
 /** What `authorize` is asked about. */
@@ -87,6 +90,17 @@ export type BoundaryEvent =
     error?: unknown;
   }
   | {
+    /** A used key with the same request got its recorded result again: nothing ran. */
+    type: "call.replayed";
+    runId: string;
+    toolCallId: string;
+    toolName: string;
+    /** The recorded status. */
+    status: "READY" | "ERROR";
+    /** The recorded error code of an ERROR record, else `null`. */
+    code: ErrorCode | null;
+  }
+  | {
     /** A run was started. */
     type: "run.started";
     runId: string;
@@ -99,6 +113,9 @@ export type BoundaryEvent =
     facts: number;
     omitted: number;
   };
+
+/** Most tool call IDs one `checkCitations` takes. */
+export const MAX_CITATIONS = 1_000;
 
 /** Options of {@linkcode ToolBoundary}. */
 export interface ToolBoundaryOptions {
@@ -114,6 +131,15 @@ export interface ToolBoundaryOptions {
   runTtlMs?: number;
   /** Budget when `startRun` gets none. @default { calls: 100 } */
   defaultBudget?: RunBudget;
+  /**
+   * What `invoke` answers for a tool call ID already used in the run with the same request (an
+   * equal input as a JSON value): `"refuse"`, ERROR DUPLICATE_TOOL_CALL; or `"replay"`, the
+   * recorded result exactly as first returned plus `replayed: true` (a record still PROJECTING:
+   * ERROR OUTCOME_UNKNOWN; one that expired: ERROR RECORD_EXPIRED). Either way the tool never
+   * runs again and no budget is used; another request under a used ID is TOOL_CALL_CONFLICT.
+   * @default "refuse"
+   */
+  onDuplicate?: "refuse" | "replay";
   /** Decides whether a call is allowed; anything but `true` (or a throw) refuses it. */
   authorize?: (run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>;
   /**
@@ -247,7 +273,7 @@ export class ToolBoundary {
    *
    * @param options Store, tools, limits, TTLs, authorization, observer and clock.
    * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
-   *   lone surrogate, or `store` is not a store.
+   *   lone surrogate, `store` is not a store, or `onDuplicate` is neither "refuse" nor "replay".
    * @throws {RangeError} When a limit is not a positive integer or a TTL is not an integer from 1
    *   to `MAX_TTL_MS`.
    */
@@ -270,7 +296,17 @@ export class ToolBoundary {
     }
     const store = options.store ?? new MemoryStore();
     for (
-      const method of ["startRun", "getRun", "begin", "complete", "get", "endRun", "readFacts"]
+      const method of [
+        "startRun",
+        "getRun",
+        "begin",
+        "complete",
+        "get",
+        "endRun",
+        "readFacts",
+        "lookupCall",
+        "listCalls",
+      ]
     ) {
       if (typeof (store as unknown as Record<string, unknown>)[method] !== "function") {
         throw new TypeError(`Cannot create ToolBoundary: store lacks ${method}()`);
@@ -283,11 +319,16 @@ export class ToolBoundary {
     this.#runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? DEFAULT_RUN_TTL_MS);
     this.#defaultBudget = options.defaultBudget ?? DEFAULT_BUDGET;
     const clock = options.clock;
+    const onDuplicate = options.onDuplicate ?? "refuse";
+    if (onDuplicate !== "refuse" && onDuplicate !== "replay") {
+      throw new TypeError('Cannot create ToolBoundary: onDuplicate must be "refuse" or "replay"');
+    }
     this.#setup = {
       store,
       limits: this.limits,
       tools,
       recordTtlMs: checkTtlMs("recordTtlMs", options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS),
+      onDuplicate,
       authorize: options.authorize,
       authorizeTimeoutMs: positive(
         "authorizeTimeoutMs",
@@ -468,8 +509,9 @@ export class ToolBoundary {
     // a projector that returned one): awaiting a plain value would still cost a turn.
     let refused = authorize(call);
     if (refused instanceof Promise) refused = await refused;
-    refused ??= await begin(call);
-    if (refused !== null) return refused;
+    // A refusal, or (when duplicates are replayed) the recorded result: nothing more runs.
+    const answered = refused ?? await begin(call);
+    if (answered !== null) return answered;
     // The record exists: whatever happens from here on, complete() ends it READY or ERROR.
     if (call.outcome === null) { // not cancelled while it began
       try {
@@ -489,6 +531,186 @@ export class ToolBoundary {
   }
 
   /**
+   * Gives back the recorded result of a call, for a harness resuming after a crash: never runs
+   * anything, never writes, uses no budget, and works after the run ended too. The envelope is
+   * checked as `invoke` checks it (ID, run, tool, input read into the request that would be
+   * recorded); then the run's begun call under that ID decides:
+   * READY or ERROR record of the same request -> the result exactly as first returned, plus
+   * `replayed: true`; another request (or another tool) -> ERROR TOOL_CALL_CONFLICT; still
+   * PROJECTING -> ERROR OUTCOME_UNKNOWN; never begun -> ERROR RECORD_NOT_FOUND; begun but its
+   * record expired -> ERROR RECORD_EXPIRED; the run gone -> ERROR RUN_NOT_FOUND. Never throws
+   * for what the envelope holds; tells the observer nothing.
+   *
+   * @param run The run context (from `startRun` or `getRun`).
+   * @param envelope The call as the agent framework produced it.
+   * @returns The recorded result, or an ERROR with a safe code.
+   * @throws {TypeError} When `run` is not a run context (a programming error).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { defineTool, ToolBoundary } from "@tool-boundary/core";
+   * let executed = 0;
+   * const lookup = defineTool({
+   *   name: "lookup",
+   *   readOnly: true,
+   *   execute: (input) => (executed++, { key: input.key }),
+   *   project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "the table", content: raw.key }),
+   * });
+   * const boundary = new ToolBoundary({ tools: [lookup] });
+   * const run = await boundary.startRun();
+   * const envelope = { toolCallId: "call_1", runId: run.runId, toolName: "lookup", input: { key: "a" } };
+   * const first = await boundary.invoke(run, envelope);
+   * assert.deepEqual(await boundary.recall(run, envelope), { ...first, replayed: true });
+   * const other = await boundary.recall(run, { ...envelope, input: { key: "b" } });
+   * assert.equal(other.status === "ERROR" && other.code, "TOOL_CALL_CONFLICT");
+   * assert.equal(executed, 1);
+   * ```
+   */
+  async recall(run: RunContext, envelope: ToolCallEnvelope): Promise<BoundaryResult> {
+    // The checks of invoke, without its events: a recall is no tool call.
+    const call = preflight({ ...this.#setup, observe: undefined }, run, envelope, undefined);
+    if (!(call instanceof Call)) return call;
+    const { toolCallId } = call;
+    let found;
+    try {
+      const digest = await requestDigest(call.input);
+      found = await this.store.lookupCall(run.runId, toolCallId);
+      if (found !== null && found.call !== null && found.call.requestDigest !== digest) {
+        return errorResult(toolCallId, "TOOL_CALL_CONFLICT");
+      }
+    } catch {
+      return errorResult(toolCallId, "STORE_UNAVAILABLE");
+    }
+    if (found === null) return errorResult(toolCallId, "RUN_NOT_FOUND");
+    if (found.call === null) return errorResult(toolCallId, "RECORD_NOT_FOUND");
+    if (found.record !== null && found.record.toolName !== call.tool.name) {
+      return errorResult(toolCallId, "TOOL_CALL_CONFLICT");
+    }
+    return replayResult(toolCallId, found.record);
+  }
+
+  /**
+   * Every call the run began, in begin order, without payloads: each with its record's status
+   * (EXPIRED once the record is gone), tool, evidence, error code and times. Refused calls were
+   * never begun and are not listed. Never touches TTLs.
+   *
+   * @param runId The run ID.
+   * @returns One summary per begun call.
+   * @throws {BoundaryError} INVALID_RUN_ID (an ID outside the allow-list), RUN_NOT_FOUND (absent
+   *   or expired) or STORE_UNAVAILABLE.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { defineTool, ToolBoundary } from "@tool-boundary/core";
+   * const ping = defineTool({
+   *   name: "ping",
+   *   readOnly: true,
+   *   execute: () => ({}),
+   *   project: () => ({ evidence: "NO_EVIDENCE", scope: "ping", content: null }),
+   * });
+   * const boundary = new ToolBoundary({ tools: [ping] });
+   * const run = await boundary.startRun();
+   * await boundary.invoke(run, { toolCallId: "call_1", runId: run.runId, toolName: "ping", input: {} });
+   * const [call] = await boundary.listCalls(run.runId);
+   * assert.equal(call?.toolCallId, "call_1");
+   * assert.equal(call?.status, "READY");
+   * assert.equal(call?.evidence, "NO_EVIDENCE");
+   * ```
+   */
+  async listCalls(runId: string): Promise<CallSummary[]> {
+    if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
+    const listed = await this.#storeCall(() => this.store.listCalls(runId));
+    if (listed === null) throw new BoundaryError("RUN_NOT_FOUND");
+    return listed.calls;
+  }
+
+  /**
+   * Tells, for each tool call ID a final answer cites, whether the run's records back it: one
+   * store read over all of them. EVIDENCE: READY with EVIDENCE_FOUND, of this run;
+   * NEGATIVE_OBSERVATION: READY with NO_EVIDENCE, with its scope; NOT_EVIDENCE: anything else
+   * (never begun, expired, another run's, PROJECTING, ERROR, an ID outside the allow-list).
+   *
+   * @param run The run context, or its ID.
+   * @param toolCallIds The cited IDs, at most {@linkcode MAX_CITATIONS}.
+   * @returns One verdict per ID, in the order given (a repeated ID gets the same verdict again).
+   * @throws {BoundaryError} INVALID_RUN_ID or STORE_UNAVAILABLE.
+   * @throws {TypeError} When `toolCallIds` is not an array of strings.
+   * @throws {RangeError} When it holds more than {@linkcode MAX_CITATIONS} IDs.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { defineTool, ToolBoundary } from "@tool-boundary/core";
+   * const search = defineTool({
+   *   name: "search",
+   *   readOnly: true,
+   *   execute: (input) => ({ hits: input.query === "disk" ? ["rotate logs"] : [] }),
+   *   project: (raw) => ({
+   *     evidence: raw.hits.length > 0 ? "EVIDENCE_FOUND" : "NO_EVIDENCE",
+   *     scope: "the runbook",
+   *     content: raw.hits,
+   *   }),
+   * });
+   * const boundary = new ToolBoundary({ tools: [search] });
+   * const run = await boundary.startRun();
+   * const call = (toolCallId: string, query: string) =>
+   *   boundary.invoke(run, { toolCallId, runId: run.runId, toolName: "search", input: { query } });
+   * await call("call_1", "disk");
+   * await call("call_2", "cpu");
+   * assert.deepEqual(await boundary.checkCitations(run, ["call_1", "call_2", "call_3"]), [
+   *   { toolCallId: "call_1", verdict: "EVIDENCE" },
+   *   { toolCallId: "call_2", verdict: "NEGATIVE_OBSERVATION", scope: "the runbook" },
+   *   { toolCallId: "call_3", verdict: "NOT_EVIDENCE" },
+   * ]);
+   * ```
+   */
+  async checkCitations(
+    run: RunContext | string,
+    toolCallIds: readonly string[],
+  ): Promise<Citation[]> {
+    const runId = typeof run === "string" ? run : run?.runId;
+    if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
+    if (!Array.isArray(toolCallIds) || !toolCallIds.every((id) => typeof id === "string")) {
+      throw new TypeError("Cannot check citations: toolCallIds must be an array of strings");
+    }
+    if (toolCallIds.length > MAX_CITATIONS) {
+      throw new RangeError(`Cannot check citations: more than ${MAX_CITATIONS} tool call IDs`);
+    }
+    const ids = [...new Set(toolCallIds.filter(isSafeToolCallId))];
+    const found = new Map<string, Citation>();
+    if (ids.length > 0) {
+      const read = await this.#storeCall(() =>
+        this.store.readFacts({
+          runId,
+          identities: ids.map((toolCallId) => ({ runId, toolCallId })),
+          maxFacts: ids.length,
+          maxBytes: Infinity,
+        })
+      );
+      for (const row of read.rows) {
+        if (row.runId !== runId || row.status !== "READY") continue;
+        if (row.evidence === "EVIDENCE_FOUND") {
+          found.set(row.toolCallId, { toolCallId: row.toolCallId, verdict: "EVIDENCE" });
+        } else if (row.evidence === "NO_EVIDENCE") {
+          const { scope } = JSON.parse(row.agentResultJson) as { scope: string };
+          found.set(row.toolCallId, {
+            toolCallId: row.toolCallId,
+            verdict: "NEGATIVE_OBSERVATION",
+            scope,
+          });
+        }
+      }
+    }
+    return toolCallIds.map((toolCallId) =>
+      found.has(toolCallId)
+        ? { ...found.get(toolCallId)! }
+        : { toolCallId, verdict: "NOT_EVIDENCE" }
+    );
+  }
+
+  /**
    * Reads a canonical record (harness-only: it includes the raw response). Never touches its TTL.
    *
    * @param runId The run ID.
@@ -500,70 +722,6 @@ export class ToolBoundary {
     if (!isSafeRunId(runId) || !isSafeToolCallId(toolCallId)) return null;
     const stored = await this.#storeCall(() => this.store.get(runId, toolCallId));
     return stored === null ? null : toCanonicalRecord(stored);
-  }
-
-  /**
-   * Every call the run began, in begin order, without payloads: each with its record's status
-   * (EXPIRED once the record is gone, the key staying begun). Refused calls were never begun and
-   * are not listed. Never touches TTLs.
-   *
-   * @param runId The run ID.
-   * @returns The calls, in begin order.
-   * @throws {BoundaryError} INVALID_RUN_ID, RUN_NOT_FOUND (absent or expired) or
-   *   STORE_UNAVAILABLE.
-   *
-   * @example
-   * ```ts
-   * import assert from "node:assert/strict";
-   * import { defineTool, ToolBoundary } from "@tool-boundary/core";
-   *
-   * const echo = defineTool({
-   *   name: "echo",
-   *   readOnly: true,
-   *   execute: (input) => input,
-   *   project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "echo", content: raw }),
-   * });
-   * const boundary = new ToolBoundary({ tools: [echo] });
-   * const run = await boundary.startRun({ ttlMs: 60_000 });
-   * await boundary.invoke(run, { toolCallId: "call_1", runId: run.runId, toolName: "echo", input: {} });
-   * const calls = await boundary.listCalls(run.runId);
-   * assert.deepEqual(calls.map((call) => [call.toolCallId, call.status, call.evidence]), [
-   *   ["call_1", "READY", "EVIDENCE_FOUND"],
-   * ]);
-   * ```
-   */
-  async listCalls(runId: string): Promise<CallSummary[]> {
-    return (await this.inspectRun(runId)).calls;
-  }
-
-  /**
-   * The run as the store keeps it (status, deadline, budgets and what was used of them) and
-   * {@linkcode ToolBoundary.listCalls}, from one store read. Harness-only, like `inspect`: it is
-   * what the run inspector and `GET /v1/runs/{runId}` show.
-   *
-   * @param runId The run ID.
-   * @returns The run's state and its calls in begin order.
-   * @throws {BoundaryError} INVALID_RUN_ID, RUN_NOT_FOUND (absent or expired) or
-   *   STORE_UNAVAILABLE.
-   */
-  async inspectRun(runId: string): Promise<{ run: RunState; calls: CallSummary[] }> {
-    if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-    const listed = await this.#storeCall(() => this.store.listCalls(runId));
-    if (listed === null) throw new BoundaryError("RUN_NOT_FOUND");
-    const { run } = listed;
-    return {
-      // Copies: the caller cannot reach what a store keeps.
-      run: {
-        runId: run.runId,
-        status: run.status,
-        deadline: run.deadline,
-        startedAt: run.startedAt,
-        endedAt: run.endedAt,
-        budget: { calls: run.budget.calls, perTool: { ...run.budget.perTool } },
-        used: { calls: run.used.calls, perTool: { ...run.used.perTool } },
-      },
-      calls: listed.calls.map((call) => ({ ...call })),
-    };
   }
 
   /**

@@ -41,6 +41,9 @@ export const ERROR_CODES = [
   "RECORD_EXPIRED",
   "ILLEGAL_TRANSITION",
   "CANCELLED",
+  "TOOL_CALL_CONFLICT",
+  "OUTCOME_UNKNOWN",
+  "RECORD_NOT_FOUND",
 ] as const;
 
 /** One of {@linkcode ERROR_CODES}. */
@@ -83,6 +86,9 @@ export const ERROR_MESSAGES: Readonly<Record<ErrorCode, string>> = Object.freeze
   RECORD_EXPIRED: "The invocation record expired before it could be completed.",
   ILLEGAL_TRANSITION: "The invocation record is not in a state that allows this change.",
   CANCELLED: "The tool call was cancelled by its caller.",
+  TOOL_CALL_CONFLICT: "A tool call with this ID was already submitted with a different request.",
+  OUTCOME_UNKNOWN: "The tool call began but its outcome was not recorded.",
+  RECORD_NOT_FOUND: "No tool call with this ID was begun in this run.",
 });
 
 const CODE_SET: ReadonlySet<string> = new Set(ERROR_CODES);

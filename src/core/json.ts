@@ -239,3 +239,53 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
 }
+
+/**
+ * The canonical JSON text of a JSON value, for telling whether two values are equal whatever
+ * their key order: object keys sorted by UTF-16 code units, at every depth; arrays in order;
+ * strings and numbers as `JSON.stringify` prints them (so `-0` is `0`).
+ *
+ * @param value JSON data, as `JSON.parse` or {@linkcode snapshotJson} give it.
+ * @returns The canonical text.
+ * @throws {TypeError} When the value holds something that is not JSON data (undefined, a
+ *   function, a non-finite number, a class instance).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { canonicalJson } from "@tool-boundary/core";
+ * assert.equal(canonicalJson({ b: [1, { d: 0, c: "x" }], a: null }), '{"a":null,"b":[1,{"c":"x","d":0}]}');
+ * assert.equal(canonicalJson({ b: 1, a: 2 }), canonicalJson({ a: 2, b: 1 }));
+ * ```
+ */
+export function canonicalJson(value: JsonValue): string {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value);
+    case "number":
+      if (!Number.isFinite(value)) break;
+      return JSON.stringify(value);
+    case "boolean":
+      return value ? "true" : "false";
+    case "object": {
+      if (value === null) return "null";
+      if (isArray(value)) {
+        let out = "[";
+        for (let i = 0; i < value.length; i++) {
+          out += (i === 0 ? "" : ",") + canonicalJson(value[i]!);
+        }
+        return out + "]";
+      }
+      if (!isPlainObject(value)) break;
+      // The default sort compares UTF-16 code units.
+      const keys = keysOf(value).sort();
+      let out = "{";
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i]!;
+        out += (i === 0 ? "" : ",") + JSON.stringify(key) + ":" + canonicalJson(value[key]!);
+      }
+      return out + "}";
+    }
+  }
+  throw new TypeError("Cannot make canonical JSON: the value is not JSON data");
+}

@@ -20,7 +20,16 @@
  * @module
  */
 import { isSafeRunId, isSafeToolCallId, isWellFormedName } from "./ids.ts";
-import type { BeginRequest, ReadFactsRequest, StartRunRequest } from "./store.ts";
+import type {
+  BeginRequest,
+  CompleteRequest,
+  EndRunRequest,
+  ReadFactsRequest,
+  StartRunRequest,
+} from "./store.ts";
+
+/** A `requestDigest`: 1 to 128 of `A-Z a-z 0-9 _ -` (base64url), so it never holds a separator. */
+export const REQUEST_DIGEST_PATTERN: RegExp = /^[A-Za-z0-9_-]{1,128}$/;
 
 /**
  * Byte and count limits, all in UTF-8 bytes of the exact JSON stored.
@@ -296,9 +305,40 @@ export function checkBeginRequest(
   if (!isWellFormedName(request.toolName)) {
     throw new RangeError("Invalid toolName: expected a string of well-formed Unicode");
   }
+  if (
+    typeof request.requestDigest !== "string" || !REQUEST_DIGEST_PATTERN.test(request.requestDigest)
+  ) {
+    throw new RangeError("Invalid requestDigest: expected 1 to 128 of A-Z a-z 0-9 _ -");
+  }
   checkEpochMs("now", request.now);
   checkTtlMs("ttlMs", request.ttlMs);
   return null;
+}
+
+/**
+ * The checks every store applies to a complete request before it reads or writes anything.
+ *
+ * @param request The request.
+ * @returns `RECORD_EXPIRED` when an ID is not allowed (no such record can exist), else `null`.
+ * @throws {RangeError} When `now` is out of its range.
+ */
+export function checkCompleteRequest(request: CompleteRequest): "RECORD_EXPIRED" | null {
+  checkEpochMs("now", request?.now);
+  return isSafeRunId(request.runId) && isSafeToolCallId(request.toolCallId)
+    ? null
+    : "RECORD_EXPIRED";
+}
+
+/**
+ * The checks every store applies to an end-run request before it reads or writes anything.
+ *
+ * @param request The request.
+ * @returns `RUN_NOT_FOUND` when the run ID is not allowed (no such run can exist), else `null`.
+ * @throws {RangeError} When `now` is out of its range.
+ */
+export function checkEndRunRequest(request: EndRunRequest): "RUN_NOT_FOUND" | null {
+  checkEpochMs("now", request?.now);
+  return isSafeRunId(request.runId) ? null : "RUN_NOT_FOUND";
 }
 
 /**

@@ -18,8 +18,8 @@ import type { BeginRequest, FactRow, StoredRecord } from "./store.ts";
  * import assert from "node:assert/strict";
  * import { projectingRecord } from "@tool-boundary/core/store";
  * const record = projectingRecord({
- *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", attemptId: "a1",
- *   ttlMs: 1_000, now: 0,
+ *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
+ *   attemptId: "a1", ttlMs: 1_000, now: 0,
  * }, 1_000);
  * assert.equal(record.status, "PROJECTING");
  * assert.equal(record.expiresAt, 1_000);
@@ -56,8 +56,8 @@ export function projectingRecord(request: BeginRequest, expiresAt: number): Stor
  * import assert from "node:assert/strict";
  * import { factRowOf, projectingRecord } from "@tool-boundary/core/store";
  * const projecting = projectingRecord({
- *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", attemptId: "a1",
- *   ttlMs: 1_000, now: 0,
+ *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
+ *   attemptId: "a1", ttlMs: 1_000, now: 0,
  * }, 1_000);
  * assert.equal(factRowOf(projecting), null);
  * const ready = {

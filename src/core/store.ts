@@ -17,13 +17,21 @@
  *
  * Every store accepts the same values, checked before anything is written or sent (with
  * `checkStartRunRequest`, `checkBeginRequest`, `checkEpochMs` and `checkReadFactsRequest` from
- * `./limits.ts`): `startRun` and `begin` refuse a run ID or tool call ID outside the allow-lists
- * with INVALID_RUN_ID / INVALID_TOOL_CALL_ID, and a method rejects with a `RangeError` a deadline
- * or `now` that is not an integer epoch ms from 0 to `MAX_EPOCH_MS`, a TTL that is not an integer
- * from 1 to `MAX_TTL_MS`, a budget that is not an integer from 0 to `MAX_BUDGET`, a tool name (in
- * `begin` or as a `perTool` key) with a lone surrogate, or a fact cap that is neither a safe
- * integer nor `Infinity`. Per-tool tables are read and written as own properties only:
- * `__proto__`, `constructor` and `toString` are tool names like any other.
+ * `./limits.ts`): a method rejects with a `RangeError` a deadline or `now` that is not an integer
+ * epoch ms from 0 to `MAX_EPOCH_MS`, a TTL that is not an integer from 1 to `MAX_TTL_MS`, a budget
+ * that is not an integer from 0 to `MAX_BUDGET`, a tool name (in `begin` or as a `perTool` key)
+ * with a lone surrogate, a `requestDigest` that is not 1 to 128 of `A-Z a-z 0-9 _ -`, or a fact
+ * cap that is neither a safe integer nor `Infinity`. Per-tool tables are read and written as own
+ * properties only: `__proto__`, `constructor` and `toString` are tool names like any other.
+ *
+ * IDs outside the allow-lists (`isSafeRunId`, `isSafeToolCallId`) are treated alike by every
+ * store, and never reach storage: `startRun` refuses such a run ID with INVALID_RUN_ID, `begin`
+ * such a run ID with INVALID_RUN_ID, then such a tool call ID with INVALID_TOOL_CALL_ID (both
+ * before any other check). Every other method takes them as naming nothing: `getRun`, `get` and
+ * `listCalls` answer `null`, `lookupCall` `null` for such a run ID and (when the run exists)
+ * `{ call: null, record: null }` for such a tool call ID, `complete` RECORD_EXPIRED and `endRun`
+ * RUN_NOT_FOUND (after checking `now`: `checkCompleteRequest`, `checkEndRunRequest`), and
+ * `readFacts` skips the identity.
  *
  * @module
  */
@@ -104,6 +112,16 @@ export interface BeginRequest {
   toolName: string;
   /** The complete request JSON text. */
   requestJson: string;
+  /**
+   * What makes two requests the same: base64url SHA-256 of the canonical JSON of the request
+   * (`requestDigest` from `.`). Stores compare digests only, never requests.
+   */
+  requestDigest: string;
+  /**
+   * When the key was begun by another attempt with the same digest, the DUPLICATE_TOOL_CALL
+   * refusal carries the key's record (`null` once it expired), so the caller can answer with it.
+   */
+  replay?: boolean;
   /** Unique per invocation; a repeat of it is the same begin. */
   attemptId: string;
   /** Record TTL in ms, set once here. */
@@ -193,12 +211,83 @@ export interface FactRow {
   updatedAt: number;
 }
 
+/** What a store keeps of every begun key for the life of its run, also after its record expired. */
+export interface BegunCall {
+  /** The tool call ID. */
+  toolCallId: string;
+  /** The `requestDigest` of the begin that created the record. */
+  requestDigest: string;
+  /** The attempt that began it. */
+  attemptId: string;
+  /** Begin order in the run, from 1 (the run's `used.calls` after that begin). */
+  seq: number;
+}
+
+/** One line of {@linkcode Store.listCalls}: a begun call, without payloads. */
+export interface CallSummary {
+  /** The tool call ID. */
+  toolCallId: string;
+  /** The record's status, or EXPIRED once the record is gone (the key stays begun). */
+  status: RecordStatus | "EXPIRED";
+  /** The tool called; `null` only for EXPIRED. */
+  toolName: string | null;
+  /** As the record holds it: ERROR for ERROR, `null` while PROJECTING and for EXPIRED. */
+  evidence: EvidenceStatus | null;
+  /** The error code of an ERROR record, else `null`. */
+  errorCode: ErrorCode | null;
+  /** Epoch ms of creation; `null` only for EXPIRED. */
+  createdAt: number | null;
+  /** Epoch ms of the last transition; `null` only for EXPIRED. */
+  updatedAt: number | null;
+}
+
 /** A refusal the caller must handle: nothing was written. */
-export interface StoreRefusal {
+export interface StoreRefusal<C extends ErrorCode = ErrorCode> {
   /** Not done. */
   ok: false;
   /** Why. */
-  code: ErrorCode;
+  code: C;
+}
+
+/** Why {@linkcode Store.startRun} refused. */
+export type StartRunRefusal = StoreRefusal<"INVALID_RUN_ID" | "RUN_ALREADY_EXISTS">;
+
+/** {@linkcode Store.begin}'s refusal of a key another attempt began with the same digest. */
+export interface DuplicateRefusal extends StoreRefusal<"DUPLICATE_TOOL_CALL"> {
+  /**
+   * Only when the begin asked for `replay`: the key's record, `null` once it expired. Absent
+   * when the store cannot tell the digest the key was begun with (UpstashStore, for a key begun
+   * before it kept digests).
+   */
+  record?: StoredRecord | null;
+}
+
+/** Why {@linkcode Store.begin} refused, in the order it checks. */
+export type BeginRefusal =
+  | StoreRefusal<
+    | "INVALID_RUN_ID"
+    | "INVALID_TOOL_CALL_ID"
+    | "RUN_NOT_FOUND"
+    | "RUN_INACTIVE"
+    | "DEADLINE_EXCEEDED"
+    | "TOOL_CALL_CONFLICT"
+    | "TOOL_BUDGET_EXHAUSTED"
+    | "RUN_BUDGET_EXHAUSTED"
+  >
+  | DuplicateRefusal;
+
+/** Why {@linkcode Store.complete} refused. */
+export type CompleteRefusal = StoreRefusal<"RECORD_EXPIRED" | "ILLEGAL_TRANSITION">;
+
+/** Why {@linkcode Store.endRun} refused. */
+export type EndRunRefusal = StoreRefusal<"RUN_NOT_FOUND">;
+
+/** What {@linkcode Store.lookupCall} finds in a run that exists. */
+export interface CallLookup {
+  /** The begun key, or `null` when the key was never begun in the run. */
+  call: BegunCall | null;
+  /** Its record, or `null` when never begun or expired. */
+  record: StoredRecord | null;
 }
 
 /**
@@ -210,25 +299,28 @@ export interface Store {
    * Creates a run: ACTIVE, with its deadline and budgets, counters at zero.
    * Refuses RUN_ALREADY_EXISTS unless it is a repeat of the same attempt.
    */
-  startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StoreRefusal>;
+  startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StartRunRefusal>;
   /** Reads a run; `null` when absent or expired. Never touches TTLs. */
   getRun(runId: string): Promise<RunState | null>;
   /**
-   * Atomically: run exists (RUN_NOT_FOUND), is ACTIVE (RUN_INACTIVE), `now` before its deadline
-   * (DEADLINE_EXCEEDED), key new (DUPLICATE_TOOL_CALL, unless the same attempt; a key stays
-   * used for the life of the run even after its record expires, so no call runs twice), tool
-   * and run budgets left (TOOL_BUDGET_EXHAUSTED, RUN_BUDGET_EXHAUSTED); then creates the
-   * PROJECTING record with its TTL and counts both budgets. A refusal writes nothing.
+   * Atomically, in this order: run exists (RUN_NOT_FOUND); a repeat of the attempt that began
+   * the key returns its record (while it lives); run ACTIVE (RUN_INACTIVE); `now` before its
+   * deadline (DEADLINE_EXCEEDED); key new, else DUPLICATE_TOOL_CALL when it was begun with the
+   * same `requestDigest` (carrying the record when `replay` is asked) and TOOL_CALL_CONFLICT
+   * when with another (a key stays begun for the life of the run, also after its record
+   * expired, so no call runs twice); tool and run budgets left (TOOL_BUDGET_EXHAUSTED,
+   * RUN_BUDGET_EXHAUSTED). Then creates the PROJECTING record with its TTL, keeps the
+   * {@linkcode BegunCall} and counts both budgets. A refusal writes nothing.
    */
-  begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal>;
+  begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal>;
   /**
    * Atomically: PROJECTING -> READY | ERROR for the attempt that began it, keeping the remaining
    * TTL, and appends the identity to the run's progress index. An absent record gives
-   * RECORD_EXPIRED and stays absent; any other transition, another attempt, or READY with an
-   * evidence other than EVIDENCE_FOUND / NO_EVIDENCE gives ILLEGAL_TRANSITION. Repeating the same
-   * attempt with the same outcome returns the stored record again.
+   * RECORD_EXPIRED and stays absent; any other transition, another attempt, or an outcome that
+   * `isValidOutcome` refuses gives ILLEGAL_TRANSITION. Repeating the same attempt with the same
+   * outcome returns the stored record again.
    */
-  complete(request: CompleteRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal>;
+  complete(request: CompleteRequest): Promise<{ ok: true; record: StoredRecord } | CompleteRefusal>;
   /** Reads one record; `null` when absent or expired. Never touches its TTL. */
   get(runId: string, toolCallId: string): Promise<StoredRecord | null>;
   /**
@@ -241,11 +333,22 @@ export interface Store {
    */
   endRun(
     request: EndRunRequest,
-  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | StoreRefusal>;
+  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | EndRunRefusal>;
   /**
    * Resolves identities to fact rows: only READY records owned by `runId` with evidence
    * EVIDENCE_FOUND or NO_EVIDENCE, in the given order, within the caps. Missing, expired,
    * cross-run, PROJECTING and ERROR identities are skipped. Never returns raw responses.
    */
   readFacts(request: ReadFactsRequest): Promise<{ rows: FactRow[]; omitted: number }>;
+  /**
+   * Reads what the run keeps of one key: the begun call and its record. `null` when the run is
+   * absent or expired. Never touches TTLs.
+   */
+  lookupCall(runId: string, toolCallId: string): Promise<CallLookup | null>;
+  /**
+   * Every call the run began, in begin order, each with its record's status (EXPIRED once the
+   * record is gone); refusals were never begun and are not listed. `null` when the run is absent.
+   * Never touches TTLs.
+   */
+  listCalls(runId: string): Promise<{ run: RunState; calls: CallSummary[] } | null>;
 }

@@ -71,6 +71,8 @@ export interface ReadyResult extends Projection {
   status: "READY";
   /** The framework's tool call ID, exactly as submitted. */
   toolCallId: string;
+  /** Present when the result is the recorded one given again (replay, recall): nothing ran. */
+  replayed?: true;
 }
 
 /** A schema issue an agent may see: where and what was expected, never the value. */
@@ -93,6 +95,8 @@ export interface ErrorResult {
   message: string;
   /** For INVALID_INPUT from a schema: failing field paths and expected types (no values). */
   issues?: InputIssue[];
+  /** Present when the error is the one recorded, given again (replay, recall): nothing ran. */
+  replayed?: true;
 }
 
 /** What `invoke` returns to the agent: a bounded result or a safe error. Never raw data. */
@@ -144,6 +148,20 @@ export interface ObservedFact {
   content: JsonValue;
   /** Epoch ms when the record became READY. */
   observedAt: number;
+}
+
+/** Whether a final answer may cite one tool call, as `checkCitations` decides it. */
+export interface Citation {
+  /** The tool call ID, as given. */
+  toolCallId: string;
+  /**
+   * EVIDENCE: a READY record of this run with EVIDENCE_FOUND. NEGATIVE_OBSERVATION: READY with
+   * NO_EVIDENCE, valid only within `scope`. NOT_EVIDENCE: anything else (never begun, expired,
+   * another run's, still PROJECTING, ERROR, or an ID outside the allow-list).
+   */
+  verdict: "EVIDENCE" | "NEGATIVE_OBSERVATION" | "NOT_EVIDENCE";
+  /** The scope of a NEGATIVE_OBSERVATION, from the recorded agent result; absent otherwise. */
+  scope?: string;
 }
 
 /** A run and its facts as `endRun` reports them. */

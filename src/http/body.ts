@@ -77,8 +77,17 @@ export function toolCallBodyLimit(limits: { readonly requestBytes: number }): nu
   return 4 * limits.requestBytes + ENVELOPE_OVERHEAD_BYTES;
 }
 
-/** Which byte limit a body has: {@linkcode CONTROL_BODY_BYTES} or the tool-call body limit. */
-export type BodySize = "control" | "toolCall";
+/**
+ * Byte limit of a `POST /v1/runs/{runId}/citations` body: 1,000 tool call IDs of the longest
+ * allowed length (256 characters) fit, as JSON, with room to spare.
+ */
+export const CITATIONS_BODY_BYTES = 262_144;
+
+/**
+ * Which byte limit a body has: {@linkcode CONTROL_BODY_BYTES}, the tool-call body limit, or
+ * {@linkcode CITATIONS_BODY_BYTES}.
+ */
+export type BodySize = "control" | "toolCall" | "citations";
 
 /** How a route takes its JSON body. */
 export interface JsonBodySpec<S extends v.GenericSchema> {

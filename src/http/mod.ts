@@ -65,6 +65,7 @@ import { BoundaryError } from "../core/errors.ts";
 import { accessGuards, type AppEnv, type Role } from "./auth.ts";
 import {
   type BodySize,
+  CITATIONS_BODY_BYTES,
   CONTROL_BODY_BYTES,
   ENVELOPE_OVERHEAD_BYTES,
   jsonBody,
@@ -89,6 +90,7 @@ import {
 export {
   type AnyErrorCode,
   type AppEnv,
+  CITATIONS_BODY_BYTES,
   CONTROL_BODY_BYTES,
   ENVELOPE_OVERHEAD_BYTES,
   type ErrorStatus,
@@ -220,6 +222,7 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   const bodyBytes: Record<BodySize, number> = {
     control: CONTROL_BODY_BYTES,
     toolCall: options.toolCallBodyBytes ?? toolCallBodyLimit(boundary.limits),
+    citations: CITATIONS_BODY_BYTES,
   };
   const info = options.info ?? { title: "tool-boundary", version: "0.1.0" };
   const deps: RouteDeps = {

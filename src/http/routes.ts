@@ -11,8 +11,10 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type * as v from "valibot";
 import type { ToolBoundary } from "../core/boundary.ts";
+import { BoundaryError } from "../core/errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { toInputIssues } from "../core/issues.ts";
+import type { BoundaryResult, RunContext, ToolCallEnvelope } from "../core/types.ts";
 import type { AppEnv } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
 import { type McpServer, serveMcp } from "./mcp.ts";
@@ -20,6 +22,8 @@ import type { RouteDoc } from "./openapi.ts";
 import type { RunCache } from "./run_cache.ts";
 import { type Signer, signRunToken } from "./run_token.ts";
 import {
+  type Citations,
+  CitationsBody,
   type Health,
   perToolOf,
   type RunCalls,
@@ -142,6 +146,50 @@ function topKey(issues: readonly v.BaseIssue<unknown>[]): string | null {
   return typeof key === "string" ? key : null;
 }
 
+/** A tool call's body (submitted or recalled): faults answer as the boundary's preflight does. */
+const TOOL_CALL_BODY: JsonBodySpec<typeof ToolCallBody> = {
+  schema: ToolCallBody,
+  size: "toolCall",
+  onInvalid: (c, issues, sent) => {
+    if (issues === null) return errorResponse(c, "INVALID_REQUEST");
+    const keys = new Set(issues.map((issue) => topKey([issue])));
+    const id = isSafeToolCallId(sent?.toolCallId) ? sent.toolCallId : null;
+    for (const [key, code] of CALL_FIELD_CODES) {
+      if (keys.has(key)) return c.json(callError(id, code), HTTP_STATUS_BY_CODE[code]);
+    }
+    return errorResponse(c, "INVALID_REQUEST");
+  },
+  onTooLarge: (c) => c.json(callError(null, "REQUEST_TOO_LARGE"), 413),
+};
+
+/**
+ * Answers a tool-call body with the boundary's result for it: 200 for READY (and the tool-side
+ * codes), else the status of the result's code.
+ */
+async function answerCall(
+  c: Context<AppEnv>,
+  { boundary, runs }: RouteDeps,
+  { data: body, sent }: JsonBody<typeof ToolCallBody>,
+  answer: (
+    boundary: ToolBoundary,
+    run: RunContext,
+    envelope: ToolCallEnvelope,
+  ) => Promise<BoundaryResult>,
+): Promise<Response> {
+  const runId = c.req.param("runId") ?? "";
+  const run = await runs.get(runId, boundary);
+  if (run === null) return c.json(callError(body.toolCallId, "RUN_NOT_FOUND"), 404);
+  const result = await answer(boundary, run, {
+    toolCallId: body.toolCallId,
+    runId: body.runId ?? runId,
+    toolName: body.toolName,
+    // The input exactly as sent: the schema only checked its type, and the record must hold
+    // the request as the agent made it.
+    input: sent.input,
+  });
+  return c.json(result, result.status === "READY" ? 200 : HTTP_STATUS_BY_CODE[result.code]);
+}
+
 /** Every route the app serves, in the order the document lists them. */
 export const ROUTES: readonly Route[] = [
   route({
@@ -184,38 +232,12 @@ export const ROUTES: readonly Route[] = [
     },
   }),
   route({
-    method: "get",
-    path: "/v1/runs/:runId",
-    operationId: "getRun",
-    summary: "Read a run (status, deadline, budgets used) and every call it began, in begin " +
-      "order, without payloads (harness only).",
-    access: "harness",
-    responses: { 200: "RunCalls", 400: "Error", 404: "Error" },
-    handle: async (c, { boundary }) => {
-      const body: RunCalls = await boundary.inspectRun(c.req.param("runId")!);
-      return c.json(body, 200);
-    },
-  }),
-  route({
     method: "post",
     path: "/v1/runs/:runId/tool-calls",
     operationId: "submitToolCall",
     summary: "Submit one tool call; returns the bounded result or a safe error.",
     access: "agent",
-    body: {
-      schema: ToolCallBody,
-      size: "toolCall",
-      onInvalid: (c, issues, sent) => {
-        if (issues === null) return errorResponse(c, "INVALID_REQUEST");
-        const keys = new Set(issues.map((issue) => topKey([issue])));
-        const id = isSafeToolCallId(sent?.toolCallId) ? sent.toolCallId : null;
-        for (const [key, code] of CALL_FIELD_CODES) {
-          if (keys.has(key)) return c.json(callError(id, code), HTTP_STATUS_BY_CODE[code]);
-        }
-        return errorResponse(c, "INVALID_REQUEST");
-      },
-      onTooLarge: (c) => c.json(callError(null, "REQUEST_TOO_LARGE"), 413),
-    },
+    body: TOOL_CALL_BODY,
     responses: Object.fromEntries(
       statusesOf([
         "EXECUTION_FAILED",
@@ -229,19 +251,81 @@ export const ROUTES: readonly Route[] = [
         "STORE_UNAVAILABLE",
       ]).map((status) => [status, "BoundaryResult" as const]),
     ),
-    handle: async (c, { boundary, runs }, { data: body, sent }) => {
-      const runId = c.req.param("runId") ?? "";
-      const run = await runs.get(runId, boundary);
-      if (run === null) return c.json(callError(body.toolCallId, "RUN_NOT_FOUND"), 404);
-      const result = await boundary.invoke(run, {
-        toolCallId: body.toolCallId,
-        runId: body.runId ?? runId,
-        toolName: body.toolName,
-        // The input exactly as sent: the schema only checked its type, and the record must
-        // hold the request as the agent made it.
-        input: sent.input,
-      });
-      return c.json(result, result.status === "READY" ? 200 : HTTP_STATUS_BY_CODE[result.code]);
+    // The request's signal is not passed on: a client that disconnects (a dropped connection,
+    // a proxy's timeout) has not asked to stop the tool. The call finishes and is recorded, so a
+    // retry under the same ID gets the real outcome (replay, recall) instead of CANCELLED.
+    handle: (c, deps, body) =>
+      answerCall(c, deps, body, (boundary, run, envelope) => boundary.invoke(run, envelope)),
+  }),
+  route({
+    method: "post",
+    path: "/v1/runs/:runId/recall",
+    operationId: "recallToolCall",
+    summary:
+      "Get the recorded result of a tool call again (harness only; never executes anything).",
+    access: "harness",
+    body: TOOL_CALL_BODY,
+    responses: Object.fromEntries(
+      statusesOf([
+        "EXECUTION_FAILED",
+        "INVALID_INPUT",
+        "REQUEST_TOO_LARGE",
+        "RUN_NOT_FOUND",
+        "TOOL_CALL_CONFLICT",
+        "RECORD_EXPIRED",
+        "STORE_UNAVAILABLE",
+      ]).map((status) => [status, "BoundaryResult" as const]),
+    ),
+    handle: (c, deps, body) =>
+      answerCall(c, deps, body, (boundary, run, envelope) => boundary.recall(run, envelope)),
+  }),
+  route({
+    method: "get",
+    path: "/v1/runs/:runId",
+    operationId: "getRun",
+    summary: "Read a run's state and every call it began, without payloads (harness only).",
+    access: "harness",
+    responses: { 200: "RunCalls", 400: "Error", 404: "Error", 503: "Error" },
+    handle: async (c, { boundary }) => {
+      let listed;
+      try {
+        listed = await boundary.store.listCalls(c.req.param("runId")!);
+      } catch (error) {
+        throw new BoundaryError("STORE_UNAVAILABLE", { cause: error });
+      }
+      if (listed === null) return errorResponse(c, "RUN_NOT_FOUND");
+      const { run, calls } = listed;
+      const body: RunCalls = {
+        run: {
+          runId: run.runId,
+          status: run.status,
+          deadline: run.deadline,
+          startedAt: run.startedAt,
+          endedAt: run.endedAt,
+          budget: run.budget,
+          used: run.used,
+        },
+        calls,
+      };
+      return c.json(body, 200);
+    },
+  }),
+  route({
+    method: "post",
+    path: "/v1/runs/:runId/citations",
+    operationId: "checkCitations",
+    summary: "Tell which cited tool calls the run's records back as evidence (harness only).",
+    access: "harness",
+    body: {
+      schema: CitationsBody,
+      size: "citations",
+      onInvalid: (c, issues) =>
+        errorResponse(c, "INVALID_REQUEST", issues === null ? undefined : toInputIssues(issues)),
+    },
+    responses: { 200: "Citations", 400: "Error", 413: "Error", 503: "Error" },
+    handle: async (c, { boundary }, { data: body }) => {
+      const citations = await boundary.checkCitations(c.req.param("runId")!, body.toolCallIds);
+      return c.json({ citations } satisfies Citations, 200);
     },
   }),
   route({

@@ -8,6 +8,7 @@
  * @module
  */
 import * as v from "valibot";
+import { MAX_CITATIONS } from "../core/boundary.ts";
 import { ERROR_CODES } from "../core/errors.ts";
 import { isWellFormedName, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "../core/ids.ts";
 import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS, setOwnBudget } from "../core/limits.ts";
@@ -16,6 +17,7 @@ import type { CallSummary, RunState } from "../core/store.ts";
 import type {
   BoundaryResult,
   CanonicalRecord,
+  Citation,
   InputIssue,
   RunContext,
   RunEnd,
@@ -114,6 +116,15 @@ export const ToolCallBody = v.object({
   ),
 });
 
+/** Body of `POST /v1/runs/{runId}/citations`: the tool call IDs a final answer cites. */
+export const CitationsBody = v.object({
+  toolCallIds: v.pipe(
+    v.array(v.string()),
+    v.maxLength(MAX_CITATIONS),
+    v.description("At most 1,000 tool call IDs; an ID outside the allow-list is NOT_EVIDENCE."),
+  ),
+});
+
 /**
  * A type as plain data: no `readonly`, intersections flattened, JSON values kept as they are (they
  * are recursive), so that two declarations of the same shape compare as identical.
@@ -167,6 +178,10 @@ export const StartedRunSchema: v.GenericSchema<StartedRun> = schemaOf<StartedRun
 
 const projected = v.picklist(["EVIDENCE_FOUND", "NO_EVIDENCE"]);
 const issue = v.object({ path: v.string(), expected: v.nullable(v.string()) });
+const replayed = v.pipe(
+  v.literal(true),
+  v.description("The recorded result given again (replay, recall): nothing ran."),
+);
 
 /** What a tool call returns: the bounded READY result or a safe ERROR. */
 export const BoundaryResultSchema: v.GenericSchema<BoundaryResult> = schemaOf<BoundaryResult>()(
@@ -177,6 +192,7 @@ export const BoundaryResultSchema: v.GenericSchema<BoundaryResult> = schemaOf<Bo
       evidence: projected,
       scope: v.string(),
       content: json,
+      replayed: v.exactOptional(replayed),
     }),
     v.object({
       status: v.literal("ERROR"),
@@ -184,6 +200,7 @@ export const BoundaryResultSchema: v.GenericSchema<BoundaryResult> = schemaOf<Bo
       code: v.picklist(ERROR_CODES),
       message: v.string(),
       issues: v.exactOptional(v.array(issue)),
+      replayed: v.exactOptional(replayed),
     }),
   ]),
 );
@@ -222,27 +239,26 @@ export const RunEndSchema: v.GenericSchema<RunEnd> = schemaOf<RunEnd>()(v.object
   omitted: v.pipe(count(0), v.description("READY records left out by the fact caps.")),
 }));
 
-/** The body of `GET /v1/runs/{runId}`: the run as the store keeps it and the calls it began. */
+/** The body of `GET /v1/runs/{runId}`: the run's state and every call it began. */
 export interface RunCalls {
-  /** The run: status, deadline, budgets and what was used of them. */
+  /** The run as the store keeps it: status, deadline, times, budgets and what was used. */
   run: RunState;
-  /** Every call the run began, in begin order, without payloads. */
+  /** Every begun call, in begin order, without payloads (as `listCalls` gives them). */
   calls: CallSummary[];
 }
 
-const used = v.object({ calls: count(0), perTool: v.record(v.string(), count(0)) });
-const nullableEpochMs = v.nullable(epochMs);
+const perTool = v.record(v.string(), toolBudget);
 
-/** A run and its calls (harness only; no payloads). */
+/** A run's state and its calls (harness only). */
 export const RunCallsSchema: v.GenericSchema<RunCalls> = schemaOf<RunCalls>()(v.object({
   run: v.object({
     runId: v.string(),
     status: v.picklist(["ACTIVE", "ENDED"]),
     deadline: epochMs,
     startedAt: epochMs,
-    endedAt: nullableEpochMs,
-    budget,
-    used,
+    endedAt: v.nullable(epochMs),
+    budget: v.object({ calls: count(1), perTool }),
+    used: v.object({ calls: count(0), perTool }),
   }),
   calls: v.array(v.object({
     toolCallId: v.string(),
@@ -250,8 +266,23 @@ export const RunCallsSchema: v.GenericSchema<RunCalls> = schemaOf<RunCalls>()(v.
     toolName: v.nullable(v.string()),
     evidence: v.nullable(v.picklist(["EVIDENCE_FOUND", "NO_EVIDENCE", "ERROR"])),
     errorCode: v.nullable(v.picklist(ERROR_CODES)),
-    createdAt: nullableEpochMs,
-    updatedAt: nullableEpochMs,
+    createdAt: v.nullable(epochMs),
+    updatedAt: v.nullable(epochMs),
+  })),
+}));
+
+/** The body of `POST /v1/runs/{runId}/citations`'s answer. */
+export interface Citations {
+  /** One verdict per ID, in the order sent. */
+  citations: Citation[];
+}
+
+/** The verdicts on cited tool calls (harness only). */
+export const CitationsSchema: v.GenericSchema<Citations> = schemaOf<Citations>()(v.object({
+  citations: v.array(v.object({
+    toolCallId: v.string(),
+    verdict: v.picklist(["EVIDENCE", "NEGATIVE_OBSERVATION", "NOT_EVIDENCE"]),
+    scope: v.exactOptional(v.string()),
   })),
 }));
 
@@ -308,12 +339,14 @@ export const ErrorBodySchema: v.GenericSchema<ErrorBody> = schemaOf<ErrorBody>()
 export const COMPONENTS = {
   StartRunBody,
   ToolCallBody,
+  CitationsBody,
   RunContext: RunContextSchema,
   StartedRun: StartedRunSchema,
+  RunCalls: RunCallsSchema,
+  Citations: CitationsSchema,
   BoundaryResult: BoundaryResultSchema,
   CanonicalRecord: CanonicalRecordSchema,
   RunEnd: RunEndSchema,
-  RunCalls: RunCallsSchema,
   Tools: ToolsSchema,
   Health: HealthSchema,
   Error: ErrorBodySchema,

@@ -13,10 +13,12 @@
  *
  * @module
  */
-import { isErrorCode } from "../core/errors.ts";
+import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
+import { completeTransition, summarizeCall } from "../core/lifecycle.ts";
 import {
   checkBeginRequest,
-  checkEpochMs,
+  checkCompleteRequest,
+  checkEndRunRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
   ownBudget,
@@ -24,13 +26,19 @@ import {
 } from "../core/limits.ts";
 import { factRowOf, projectingRecord } from "../core/records.ts";
 import type {
+  BeginRefusal,
   BeginRequest,
-  CompleteOutcome,
+  BegunCall,
+  CallLookup,
+  CallSummary,
+  CompleteRefusal,
   CompleteRequest,
+  EndRunRefusal,
   EndRunRequest,
   FactRow,
   ReadFactsRequest,
   RunState,
+  StartRunRefusal,
   StartRunRequest,
   Store,
   StoredRecord,
@@ -53,8 +61,8 @@ interface RunEntry {
   progress: string[];
   /** How many identities of `progress` the first endRun returned: every later one returns those. */
   ended: number | null;
-  /** Every tool call ID begun in the run: a key stays used after its record expires. */
-  begun: Set<string>;
+  /** Every key begun in the run, in begin order: a key stays used after its record expires. */
+  begun: Map<string, BegunCall>;
 }
 
 const SWEEP_EVERY = 1024;
@@ -78,8 +86,8 @@ const SWEEP_EVERY = 1024;
  *   attemptId: "a0", now,
  * });
  * const begun = await store.begin({
- *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", attemptId: "a1",
- *   ttlMs: 1_000, now,
+ *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d1",
+ *   attemptId: "a1", ttlMs: 1_000, now,
  * });
  * assert.equal(begun.ok, true);
  * assert.equal((await store.get("r1", "call_1"))?.status, "PROJECTING");
@@ -122,7 +130,7 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.startRun} */
-  startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StoreRefusal> {
+  startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StartRunRefusal> {
     const refused = refusedBy(() => checkStartRunRequest(request));
     if (refused !== null) return refused;
     const now = this.#clock();
@@ -150,7 +158,7 @@ export class MemoryStore implements Store {
       expiresAt,
       progress: [],
       ended: null,
-      begun: new Set(),
+      begun: new Map(),
     });
     if (expiresAt < this.#nextExpiry) this.#nextExpiry = expiresAt;
     this.#wrote();
@@ -164,22 +172,30 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.begin} */
-  begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+  begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal> {
     const refused = refusedBy(() => checkBeginRequest(request));
     if (refused !== null) return refused;
     // One clock read per operation: every expiry check and the new record's expiry use it.
     const now = this.#clock();
     const run = this.#liveRun(request.runId, now);
     if (run === undefined) return refuse("RUN_NOT_FOUND");
-    const existing = this.#liveRecord(request.runId, request.toolCallId, now);
-    if (existing !== undefined && existing.attemptId === request.attemptId) {
-      return Promise.resolve({ ok: true, record: { ...existing } });
+    const begun = run.begun.get(request.toolCallId);
+    if (begun !== undefined && begun.attemptId === request.attemptId) {
+      const existing = this.#liveRecord(request.runId, request.toolCallId, now);
+      if (existing !== undefined) return Promise.resolve({ ok: true, record: { ...existing } });
     }
     const { state } = run;
     if (state.status !== "ACTIVE") return refuse("RUN_INACTIVE");
     if (request.now >= state.deadline) return refuse("DEADLINE_EXCEEDED");
-    if (existing !== undefined || run.begun.has(request.toolCallId)) {
-      return refuse("DUPLICATE_TOOL_CALL");
+    if (begun !== undefined) {
+      if (begun.requestDigest !== request.requestDigest) return refuse("TOOL_CALL_CONFLICT");
+      if (request.replay !== true) return refuse("DUPLICATE_TOOL_CALL");
+      const record = this.#liveRecord(request.runId, request.toolCallId, now);
+      return Promise.resolve({
+        ok: false,
+        code: "DUPLICATE_TOOL_CALL",
+        record: record === undefined ? null : { ...record },
+      });
     }
     const toolLimit = ownBudget(state.budget.perTool, request.toolName);
     const toolUsed = ownBudget(state.used.perTool, request.toolName) ?? 0;
@@ -197,35 +213,37 @@ export class MemoryStore implements Store {
     inRun.set(request.toolCallId, record);
     this.#recordCount++;
     if (record.expiresAt < this.#nextExpiry) this.#nextExpiry = record.expiresAt;
-    run.begun.add(request.toolCallId);
     state.used.calls++;
+    run.begun.set(request.toolCallId, {
+      toolCallId: request.toolCallId,
+      requestDigest: request.requestDigest,
+      attemptId: request.attemptId,
+      seq: state.used.calls,
+    });
     setOwnBudget(state.used.perTool, request.toolName, toolUsed + 1);
     this.#wrote();
     return Promise.resolve({ ok: true, record: { ...record } });
   }
 
   /** {@inheritDoc Store.complete} */
-  complete(request: CompleteRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
-    const refused = refusedBy(() => checkNow(request.now));
+  complete(
+    request: CompleteRequest,
+  ): Promise<{ ok: true; record: StoredRecord } | CompleteRefusal> {
+    const refused = refusedBy(() => checkCompleteRequest(request));
     if (refused !== null) return refused;
     const now = this.#clock();
-    const record = this.#liveRecord(request.runId, request.toolCallId, now);
-    if (record === undefined) return refuse("RECORD_EXPIRED");
-    if (record.attemptId !== request.attemptId || !isValidOutcome(request.outcome)) {
-      return refuse("ILLEGAL_TRANSITION");
+    const done = completeTransition(
+      this.#liveRecord(request.runId, request.toolCallId, now),
+      request,
+    );
+    if (!done.ok) return Promise.resolve(done);
+    if (done.changed) {
+      // #liveRecord just found the record, so its run's map exists.
+      this.#records.get(request.runId)!.set(request.toolCallId, done.record);
+      this.#liveRun(request.runId, now)?.progress.push(request.toolCallId);
+      this.#wrote();
     }
-    const next = applyOutcome(record, request.outcome, request.now);
-    if (record.status !== "PROJECTING") {
-      // The same attempt repeating the same outcome is a retry, not a second transition.
-      return sameOutcome(record, next)
-        ? Promise.resolve({ ok: true, record: { ...record } })
-        : refuse("ILLEGAL_TRANSITION");
-    }
-    // #liveRecord just found the record, so its run's map exists.
-    this.#records.get(request.runId)!.set(request.toolCallId, next);
-    this.#liveRun(request.runId, now)?.progress.push(request.toolCallId);
-    this.#wrote();
-    return Promise.resolve({ ok: true, record: { ...next } });
+    return Promise.resolve({ ok: true, record: { ...done.record } });
   }
 
   /** {@inheritDoc Store.get} */
@@ -237,8 +255,8 @@ export class MemoryStore implements Store {
   /** {@inheritDoc Store.endRun} */
   endRun(
     request: EndRunRequest,
-  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | StoreRefusal> {
-    const refused = refusedBy(() => checkNow(request.now));
+  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | EndRunRefusal> {
+    const refused = refusedBy(() => checkEndRunRequest(request));
     if (refused !== null) return refused;
     const run = this.#liveRun(request.runId, this.#clock());
     if (run === undefined) return refuse("RUN_NOT_FOUND");
@@ -276,6 +294,33 @@ export class MemoryStore implements Store {
       rows.push(row);
     }
     return Promise.resolve({ rows, omitted });
+  }
+
+  /** {@inheritDoc Store.lookupCall} */
+  lookupCall(runId: string, toolCallId: string): Promise<CallLookup | null> {
+    const now = this.#clock();
+    const run = isSafeRunId(runId) ? this.#liveRun(runId, now) : undefined;
+    if (run === undefined) return Promise.resolve(null);
+    const call = isSafeToolCallId(toolCallId) ? run.begun.get(toolCallId) : undefined;
+    if (call === undefined) return Promise.resolve({ call: null, record: null });
+    const record = this.#liveRecord(runId, toolCallId, now);
+    return Promise.resolve({
+      call: { ...call },
+      record: record === undefined ? null : { ...record },
+    });
+  }
+
+  /** {@inheritDoc Store.listCalls} */
+  listCalls(runId: string): Promise<{ run: RunState; calls: CallSummary[] } | null> {
+    const now = this.#clock();
+    const run = isSafeRunId(runId) ? this.#liveRun(runId, now) : undefined;
+    if (run === undefined) return Promise.resolve(null);
+    const calls: CallSummary[] = [];
+    // A Map iterates in insertion order: begin order.
+    for (const toolCallId of run.begun.keys()) {
+      calls.push(summarizeCall(toolCallId, this.#liveRecord(runId, toolCallId, now) ?? null));
+    }
+    return Promise.resolve({ run: copyRun(run.state), calls });
   }
 
   #liveRecord(runId: string, toolCallId: string, now: number): StoredRecord | undefined {
@@ -327,7 +372,7 @@ export class MemoryStore implements Store {
   }
 }
 
-function refuse(code: StoreRefusal["code"]): Promise<StoreRefusal> {
+function refuse<C extends StoreRefusal["code"]>(code: C): Promise<StoreRefusal<C>> {
   return Promise.resolve({ ok: false, code });
 }
 
@@ -335,7 +380,9 @@ function refuse(code: StoreRefusal["code"]): Promise<StoreRefusal> {
  * Runs a request's checks: a refusal code, or the RangeError rejected as an async method's would
  * be; `null` when the request may go on.
  */
-function refusedBy(check: () => StoreRefusal["code"] | null): Promise<StoreRefusal> | null {
+function refusedBy<C extends StoreRefusal["code"]>(
+  check: () => C | null,
+): Promise<StoreRefusal<C>> | null {
   let code;
   try {
     code = check();
@@ -345,52 +392,10 @@ function refusedBy(check: () => StoreRefusal["code"] | null): Promise<StoreRefus
   return code === null ? null : refuse(code);
 }
 
-function checkNow(now: number): null {
-  checkEpochMs("now", now);
-  return null;
-}
-
 function copyRun(state: RunState): RunState {
   return {
     ...state,
     budget: { calls: state.budget.calls, perTool: { ...state.budget.perTool } },
     used: { calls: state.used.calls, perTool: { ...state.used.perTool } },
   };
-}
-
-function isValidOutcome(outcome: CompleteOutcome): boolean {
-  if (outcome?.status === "READY") {
-    return (outcome.evidence === "EVIDENCE_FOUND" || outcome.evidence === "NO_EVIDENCE") &&
-      typeof outcome.rawJson === "string" && typeof outcome.agentResultJson === "string";
-  }
-  return outcome?.status === "ERROR" && isErrorCode(outcome.errorCode) &&
-    (outcome.rawJson === null || typeof outcome.rawJson === "string");
-}
-
-function applyOutcome(record: StoredRecord, outcome: CompleteOutcome, now: number): StoredRecord {
-  return outcome.status === "READY"
-    ? {
-      ...record,
-      status: "READY",
-      evidence: outcome.evidence,
-      rawJson: outcome.rawJson,
-      agentResultJson: outcome.agentResultJson,
-      errorCode: null,
-      updatedAt: now,
-    }
-    : {
-      ...record,
-      status: "ERROR",
-      evidence: "ERROR",
-      rawJson: outcome.rawJson,
-      agentResultJson: null,
-      errorCode: outcome.errorCode,
-      updatedAt: now,
-    };
-}
-
-function sameOutcome(stored: StoredRecord, next: StoredRecord): boolean {
-  return stored.status === next.status && stored.evidence === next.evidence &&
-    stored.errorCode === next.errorCode && stored.rawJson === next.rawJson &&
-    stored.agentResultJson === next.agentResultJson;
 }

@@ -18,6 +18,7 @@ import {
   type Store,
   ToolBoundary,
 } from "../../src/mod.ts";
+import { isDeepStrictEqual } from "node:util";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import { check, checkEqual, type Figures } from "./figures.ts";
@@ -95,8 +96,11 @@ interface ModelRun {
   ended: boolean;
   /** Completed identities: one group per invoke, a burst's group in any order. */
   progress: string[][];
-  /** Keys begun in this run (the "ever" of "one record per key, ever"). */
-  begun: Set<string>;
+  /**
+   * Keys begun in this run (the "ever" of "one record per key, ever"), each with the request it
+   * was begun with: the same request again is a duplicate, another a conflict.
+   */
+  begun: Map<string, unknown>;
 }
 
 interface ModelRecord {
@@ -338,7 +342,7 @@ export async function runProgram(
           usedPerTool: {},
           ended: false,
           progress: [],
-          begun: new Set(),
+          begun: new Map(),
         });
         contexts.push({ ctx: ctx!, endedHere: false });
         trace.push("start:ok");
@@ -382,7 +386,11 @@ export async function runProgram(
           if (run === undefined) expected = "RUN_NOT_FOUND";
           else if (run.ended) expected = "RUN_INACTIVE";
           else if (modelNow >= run.deadline) expected = "DEADLINE_EXCEEDED";
-          else if (liveRecord(k) !== undefined || run.begun.has(goodId)) {
+          else if (run.begun.has(goodId)) {
+            expected = isDeepStrictEqual(run.begun.get(goodId), storedRequest(input, command.tool))
+              ? "DUPLICATE_TOOL_CALL"
+              : "TOOL_CALL_CONFLICT";
+          } else if (liveRecord(k) !== undefined) {
             expected = "DUPLICATE_TOOL_CALL";
           } else if (
             run.perTool[command.tool] !== undefined &&
@@ -413,7 +421,7 @@ export async function runProgram(
         const run = liveRun(ctx.runId)!;
         run.used++;
         run.usedPerTool[command.tool] = (run.usedPerTool[command.tool] ?? 0) + 1;
-        run.begun.add(goodId);
+        run.begun.set(goodId, storedRequest(input, command.tool));
         const createdAt = modelNow;
         executions.set(k, (executions.get(k) ?? 0) + 1);
         if (behaviour.kind === "CLOCK" && sys.advance !== null) modelNow += command.ms;
@@ -473,12 +481,13 @@ export async function runProgram(
         }
         const ctx = entry.ctx;
         const ids = command.calls.map((c) => CALL_IDS[c % CALL_IDS.length]!);
+        const burstInput = { q: "burst" };
         const results = await Promise.all(ids.map((toolCallId) =>
           sys.boundary.invoke(ctx, {
             toolCallId,
             runId: ctx.runId,
             toolName: command.tool,
-            input: { q: "burst" },
+            input: burstInput,
           })
         ));
         f.races += ids.length;
@@ -513,7 +522,17 @@ export async function runProgram(
             winners.push(id);
             winnerAt.set(id, j);
           } else if (!fresh.includes(id)) {
-            expectCode(f, result, "DUPLICATE_TOOL_CALL", id, `${at} #${j}`);
+            const same = isDeepStrictEqual(
+              run!.begun.get(id),
+              storedRequest(burstInput, command.tool),
+            );
+            expectCode(
+              f,
+              result,
+              same ? "DUPLICATE_TOOL_CALL" : "TOOL_CALL_CONFLICT",
+              id,
+              `${at} #${j}`,
+            );
           } else {
             check(
               f,
@@ -535,7 +554,7 @@ export async function runProgram(
           const evidence = command.tool === "t_found" ? "EVIDENCE_FOUND" : "NO_EVIDENCE";
           run!.used++;
           run!.usedPerTool[command.tool] = (run!.usedPerTool[command.tool] ?? 0) + 1;
-          run!.begun.add(id);
+          run!.begun.set(id, storedRequest(burstInput, command.tool));
           executions.set(k, (executions.get(k) ?? 0) + 1);
           projections.set(k, (projections.get(k) ?? 0) + 1);
           records.set(k, {

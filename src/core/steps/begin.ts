@@ -5,24 +5,32 @@
  *
  * @module
  */
-import type { ErrorResult } from "../types.ts";
-import type { Call } from "./call.ts";
+import { requestDigest } from "../digest.ts";
+import type { BoundaryResult } from "../types.ts";
+import { type Call, emit } from "./call.ts";
+import { replayResult } from "./replay.ts";
 
 /**
  * Begins the call: one atomic store operation that checks the run, the deadline, the key and
  * the budgets and creates the record, or refuses and writes nothing.
  *
- * @returns `null` once the record exists, else the refusal (nothing is recorded). When the
- *   caller aborted while the store was asked, the call's outcome is already ERROR CANCELLED:
- *   the tool never runs and complete ends the record so.
+ * When the boundary replays duplicates, a key begun before with the same request answers with
+ * its recorded result instead (`replayed: true`; nothing runs, no budget is used).
+ *
+ * @returns `null` once the record exists, else the refusal or the replayed result (nothing is
+ *   recorded). When the caller aborted while the store was asked, the call's outcome is already
+ *   ERROR CANCELLED: the tool never runs and complete ends the record so.
  */
-export async function begin(call: Call): Promise<ErrorResult | null> {
+export async function begin(call: Call): Promise<BoundaryResult | null> {
   const { setup, run, tool, toolCallId } = call;
+  // The store tells a repeat from another request under the same key by this digest alone.
+  const digest = await requestDigest(call.input);
   if (setup.ended.has(run)) return call.refuse("RUN_INACTIVE");
   const now = setup.clock();
   if (now >= run.deadline) return call.refuse("DEADLINE_EXCEEDED");
   if (call.cancelled()) return call.refuse("CANCELLED");
   const attemptId = call.attemptId = crypto.randomUUID();
+  const replay = setup.onDuplicate === "replay";
   let begun;
   try {
     begun = await setup.store.begin({
@@ -30,6 +38,8 @@ export async function begin(call: Call): Promise<ErrorResult | null> {
       toolCallId,
       toolName: tool.name,
       requestJson: call.requestJson,
+      requestDigest: digest,
+      ...(replay ? { replay } : {}),
       attemptId,
       ttlMs: setup.recordTtlMs,
       now,
@@ -37,7 +47,29 @@ export async function begin(call: Call): Promise<ErrorResult | null> {
   } catch (error) {
     return call.refuse("STORE_UNAVAILABLE", error);
   }
-  if (!begun.ok) return call.refuse(begun.code);
+  if (!begun.ok) {
+    // `record` is absent when the store cannot tell the request the key was begun with.
+    if (begun.code !== "DUPLICATE_TOOL_CALL" || !replay || begun.record === undefined) {
+      return call.refuse(begun.code);
+    }
+    // The digest covers the request only: a record of another tool is another call.
+    if (begun.record !== null && begun.record.toolName !== tool.name) {
+      return call.refuse("TOOL_CALL_CONFLICT");
+    }
+    const replayed = replayResult(toolCallId, begun.record);
+    if (replayed.status === "ERROR" && replayed.replayed !== true) {
+      return call.refuse(replayed.code);
+    }
+    emit(setup, {
+      type: "call.replayed",
+      runId: run.runId,
+      toolCallId,
+      toolName: tool.name,
+      status: replayed.status,
+      code: replayed.status === "ERROR" ? replayed.code : null,
+    });
+    return replayed;
+  }
   if (call.cancelled()) call.fail("CANCELLED", null);
   return null;
 }

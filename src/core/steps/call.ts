@@ -22,6 +22,8 @@ export interface Setup {
   readonly limits: Readonly<Limits>;
   readonly tools: ReadonlyMap<string, AnyToolDefinition>;
   readonly recordTtlMs: number;
+  /** What a used key with the same request gets: DUPLICATE_TOOL_CALL, or its recorded result. */
+  readonly onDuplicate: "refuse" | "replay";
   readonly authorize:
     | ((run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>)
     | undefined;

@@ -20,9 +20,11 @@
  * - `cjson.encode` passes UTF-8 bytes through as they are, escapes `"`, `\`, `/` and control
  *   bytes, and turns an empty table into `{}`: every reply table starts with its status, so it is
  *   never empty, and never holds a nil (HMGET gives `false` for an absent field).
- * - TTLs are set once, by the script run that creates a key (`PEXPIRE` after the `HSET`, `SADD`
- *   or `RPUSH` that created it); updates use `HSET` on an existing key, which keeps the remaining
- *   TTL.
+ * - TTLs are set once, by the script run that creates a key (`PEXPIRE` after the `HSET` or
+ *   `RPUSH` that created it); updates use `HSET` or `RPUSHX` on an existing key, which keeps the
+ *   remaining TTL.
+ * - A script cut off part-way (Redis keeps the writes before a refused command) leaves nothing a
+ *   reader could take for a later state: each writes in an order where every prefix is safe.
  *
  * @module
  */
@@ -63,21 +65,49 @@ export const COMPLETE_FIELDS = ["toolName", "requestJson", "createdAt", "expires
 /** Fields `readFacts` returns per row: never the request or the raw response. */
 export const FACT_FIELDS = ["toolCallId", "toolName", "evidence", "agentResultJson", "updatedAt"];
 
-/**
- * Lua statements that end a block by replying `["OK", <fields of the hash at key>]`, `false` for
- * an absent field. Inline rather than a helper function: a `local function` is a new closure on
- * every run of the script.
- */
-const replyHash = (key: string, fields: readonly string[]) =>
-  `local out = redis.call('HMGET', ${key}, ${fields.map((f) => `'${f}'`).join(", ")})
-  table.insert(out, 1, 'OK')
-  return cjson.encode(out)`;
+/** Fields `listCalls` reads of each begun call's record: no payloads. */
+export const SUMMARY_FIELDS = [
+  "status",
+  "toolName",
+  "evidence",
+  "errorCode",
+  "createdAt",
+  "updatedAt",
+] as const;
 
-/** Replies `["OK", field, value, ...]` of a whole hash; for the scripts that read a run. */
+/**
+ * The run hash field that marks a run started with this layout (begun keys as `c:<toolCallId>`
+ * fields, the progress list created by startRun). A run started by an earlier version of the
+ * scripts has its begun keys in a set instead, and begin checks that set for such a run.
+ */
+export const LAYOUT_FIELD = "layout";
+
+/** The field list of an HMGET, as Lua arguments. */
+const luaFields = (fields: readonly string[]) => fields.map((f) => `'${f}'`).join(", ");
+
+/** 1-based position of a record field in an HMGET of `RECORD_FIELDS`. */
+const at = (field: (typeof RECORD_FIELDS)[number]) => RECORD_FIELDS.indexOf(field) + 1;
+
+/** Lua: `local out` = the record fields of the hash at `key`, `false` for an absent field. */
+const readRecord = (key: string) =>
+  `local out = redis.call('HMGET', ${key}, ${luaFields(RECORD_FIELDS)})`;
+
+/**
+ * Lua: replies `["OK", field, value, ...]` of the run hash, without the `c:` fields of its begun
+ * calls unless `calls`, or `[]` when absent. A run hash holds one `c:` field per begun call, so
+ * only listCalls, which needs them, pays for sending them.
+ */
 const RUN_REPLY = `
-local function run_reply(key)
-  local out = redis.call('HGETALL', key)
-  table.insert(out, 1, 'OK')
+local function run_reply(key, calls)
+  local all = redis.call('HGETALL', key)
+  if #all == 0 then return '[]' end
+  local out = {'OK'}
+  for i = 1, #all, 2 do
+    if calls or string.sub(all[i], 1, 2) ~= 'c:' then
+      out[#out + 1] = all[i]
+      out[#out + 1] = all[i + 1]
+    end
+  end
   return cjson.encode(out)
 end
 `;
@@ -85,28 +115,44 @@ end
 /** A constant reply: `["<code>"]`. */
 const fixed = (name: string) => `'["${name}"]'`;
 
-/** Creates a run, or returns it again for a repeat of the same attempt. */
+/**
+ * Creates a run and its progress index, or returns the run again for a repeat of the same
+ * attempt. Five Redis calls when it creates the run, whatever the number of tool budgets.
+ */
 export const START_RUN: LuaScript = {
   name: "startRun",
   source: `-- startRun
--- KEYS[1]  run hash
+-- KEYS[1]  run hash       KEYS[2] progress list
 -- ARGV[1]  runId          ARGV[2] attemptId     ARGV[3] deadline (epoch ms)
 -- ARGV[4]  calls budget   ARGV[5] ttlMs         ARGV[6] now (epoch ms)
 -- ARGV[7..] pairs of tool name, tool budget
--- Reply: ["OK", field, value, ...] (the run hash) | ["RUN_ALREADY_EXISTS"]
+-- Reply: ["OK"] when created (the caller knows every field)
+--      | ["OK", field, value, ...] (the run hash) for a repeat of the same attempt
+--      | ["RUN_ALREADY_EXISTS"]
 ${RUN_REPLY}
 local attempt = redis.call('HGET', KEYS[1], 'attemptId')
 if attempt then
   if attempt ~= ARGV[2] then return ${fixed("RUN_ALREADY_EXISTS")} end
-  return run_reply(KEYS[1])
+  return run_reply(KEYS[1], false)
 end
-redis.call('HSET', KEYS[1], 'runId', ARGV[1], 'status', 'ACTIVE', 'deadline', ARGV[3],
-  'startedAt', ARGV[6], 'calls', ARGV[4], 'used', '0', 'attemptId', ARGV[2])
+-- The index first, with its TTL: once the run hash exists, so does its index, and complete never
+-- has to create it or set a TTL. Its one element '' is a sentinel that keeps the list in being;
+-- whoever reads the index drops it. (Cut off before the run hash is written, a repeat of the
+-- same start pushes a second sentinel, dropped the same way.)
+redis.call('RPUSH', KEYS[2], '')
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
+local fields = {'runId', ARGV[1], 'status', 'ACTIVE', 'deadline', ARGV[3], 'startedAt', ARGV[6],
+  'calls', ARGV[4], 'used', '0', 'attemptId', ARGV[2], '${LAYOUT_FIELD}', '2'}
 for i = 7, #ARGV, 2 do
-  redis.call('HSET', KEYS[1], 'b:' .. ARGV[i], ARGV[i + 1])
+  fields[#fields + 1] = 'b:' .. ARGV[i]
+  fields[#fields + 1] = ARGV[i + 1]
+end
+-- One HSET, in pieces only past what unpack can pass at once.
+for i = 1, #fields, 2000 do
+  redis.call('HSET', KEYS[1], unpack(fields, i, math.min(i + 1999, #fields)))
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return run_reply(KEYS[1])
+return ${fixed("OK")}
 `,
 };
 
@@ -116,79 +162,99 @@ export const GET_RUN: LuaScript = {
   readOnly: true,
   source: `-- getRun
 -- KEYS[1]  run hash
--- ARGV     none
+-- ARGV[1]  '1' to include the begun calls (listCalls), '0' not
 -- Reply: ["OK", field, value, ...] | [] when absent
 ${RUN_REPLY}
-if redis.call('EXISTS', KEYS[1]) == 0 then return '[]' end
-return run_reply(KEYS[1])
+return run_reply(KEYS[1], ARGV[1] == '1')
 `,
 };
 
 /**
- * The checks of `Store.begin` in MemoryStore's order, then the create, all or nothing. Six Redis
- * calls when it creates a record (eight on the run's first begin), and none of its refusals has a
- * write to undo.
+ * The checks of `Store.begin` in MemoryStore's order, then the create, all or nothing: four
+ * Redis calls when it creates a record, the first of a run included, and none of its refusals
+ * has a write to undo.
  */
 export const BEGIN: LuaScript = {
   name: "begin",
   source: `-- begin
--- KEYS[1]  run hash       KEYS[2] record hash   KEYS[3] set of the run's begun tool call IDs
+-- KEYS[1]  run hash       KEYS[2] record hash
+-- KEYS[3]  the set of begun tool call IDs of a run started before the '${LAYOUT_FIELD}' field
 -- ARGV[1]  runId          ARGV[2] toolCallId    ARGV[3] toolName     ARGV[4] requestJson
 -- ARGV[5]  attemptId      ARGV[6] ttlMs         ARGV[7] now          ARGV[8] expiresAt (now + ttlMs)
+-- ARGV[9]  requestDigest  ARGV[10] '1' to carry the record in DUPLICATE_TOOL_CALL (replay), '0' not
 -- Reply: ["OK"] when created (the caller knows every field)
 --      | ["OK", <${RECORD_FIELDS.length} record fields>] for a repeat of the same attempt
+--      | ["DUPLICATE_TOOL_CALL", "REPLAY", <${RECORD_FIELDS.length} record fields, or none once it expired>] with ARGV[10] '1'
 --      | ["RUN_NOT_FOUND" | "RUN_INACTIVE" | "DEADLINE_EXCEEDED" | "DUPLICATE_TOOL_CALL"
---         | "TOOL_BUDGET_EXHAUSTED" | "RUN_BUDGET_EXHAUSTED"]
+--         | "TOOL_CALL_CONFLICT" | "TOOL_BUDGET_EXHAUSTED" | "RUN_BUDGET_EXHAUSTED"]
+-- A begun key is the run hash field c:<toolCallId> = '<seq>:<attemptId>:<requestDigest>', kept for
+-- the life of the run (also after its record expired); the digest holds no ':'.
 local run = redis.call('HMGET', KEYS[1], 'status', 'deadline', 'calls', 'used',
-  'b:' .. ARGV[3], 'u:' .. ARGV[3])
+  'b:' .. ARGV[3], 'u:' .. ARGV[3], 'c:' .. ARGV[2], '${LAYOUT_FIELD}')
 -- startRun gives every run hash a status: none means no run.
 if not run[1] then return ${fixed("RUN_NOT_FOUND")} end
--- Every record hash has an attemptId: none means no record.
-local attempt = redis.call('HGET', KEYS[2], 'attemptId')
+local attempt, digest
+if run[7] then attempt, digest = string.match(run[7], '^%d+:(.*):([^:]*)$') end
 -- A client retry of a begin that already ran: the same begin, not a duplicate.
 if attempt == ARGV[5] then
-  ${replyHash("KEYS[2]", RECORD_FIELDS)}
+  ${readRecord("KEYS[2]")}
+  if out[${at("attemptId")}] then
+    table.insert(out, 1, 'OK')
+    return cjson.encode(out)
+  end
 end
 if run[1] ~= 'ACTIVE' then return ${fixed("RUN_INACTIVE")} end
 if tonumber(ARGV[7]) >= tonumber(run[2]) then return ${fixed("DEADLINE_EXCEEDED")} end
-if attempt then return ${fixed("DUPLICATE_TOOL_CALL")} end
-local over = false
+if run[7] then
+  if digest ~= ARGV[9] then return ${fixed("TOOL_CALL_CONFLICT")} end
+  if ARGV[10] ~= '1' then return ${fixed("DUPLICATE_TOOL_CALL")} end
+  ${readRecord("KEYS[2]")}
+  if not out[${at("attemptId")}] then return '["DUPLICATE_TOOL_CALL","REPLAY"]' end
+  table.insert(out, 1, 'REPLAY')
+  table.insert(out, 1, 'DUPLICATE_TOOL_CALL')
+  return cjson.encode(out)
+end
+-- A run started before this layout keeps the keys begun before it in a set.
+if not run[8] and (redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 1
+  or redis.call('EXISTS', KEYS[2]) == 1) then
+  return ${fixed("DUPLICATE_TOOL_CALL")}
+end
 if run[5] and tonumber(run[6] or '0') >= tonumber(run[5]) then
-  over = ${fixed("TOOL_BUDGET_EXHAUSTED")}
-elseif tonumber(run[4]) >= tonumber(run[3]) then
-  over = ${fixed("RUN_BUDGET_EXHAUSTED")}
+  return ${fixed("TOOL_BUDGET_EXHAUSTED")}
 end
--- A key stays used for the life of its run, also after its record expired, and that check
--- comes before the budgets. Over a budget, only a read tells which refusal it is; otherwise
--- SADD is the check and the mark at once, so no refusal ever has a write to undo.
-if over then
-  if redis.call('SISMEMBER', KEYS[3], ARGV[2]) == 1 then
-    return ${fixed("DUPLICATE_TOOL_CALL")}
-  end
-  return over
-end
-if redis.call('SADD', KEYS[3], ARGV[2]) == 0 then return ${fixed("DUPLICATE_TOOL_CALL")} end
+if tonumber(run[4]) >= tonumber(run[3]) then return ${fixed("RUN_BUDGET_EXHAUSTED")} end
 redis.call('HSET', KEYS[2], 'runId', ARGV[1], 'toolCallId', ARGV[2], 'toolName', ARGV[3],
   'status', 'PROJECTING', 'requestJson', ARGV[4], 'attemptId', ARGV[5],
   'createdAt', ARGV[7], 'updatedAt', ARGV[7], 'expiresAt', ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
--- The set expires with its run: its TTL is set once, to the run's remaining TTL, when the
--- run's first begin creates it. Every begin that gets here adds to the set and counts 'used'
--- in the same script, so 'used' is '0' exactly when the SADD above created the set.
-if run[4] == '0' then
-  local ttl = redis.call('PTTL', KEYS[1])
-  if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
-end
--- Both counters in one write; '%d' prints them exactly (they stay far below 2^53).
-redis.call('HSET', KEYS[1], 'used', string.format('%d', tonumber(run[4]) + 1),
-  'u:' .. ARGV[3], string.format('%d', tonumber(run[6] or '0') + 1))
+-- Both counters and the begun key in one write; '%d' prints the counters exactly (they stay far
+-- below 2^53). Cut off before it, the record exists unmarked: it expires with its TTL, and the
+-- same attempt begins again (its budget counted then, once).
+local seq = string.format('%d', tonumber(run[4]) + 1)
+redis.call('HSET', KEYS[1], 'used', seq,
+  'u:' .. ARGV[3], string.format('%d', tonumber(run[6] or '0') + 1),
+  'c:' .. ARGV[2], seq .. ':' .. ARGV[5] .. ':' .. ARGV[9])
 return ${fixed("OK")}
 `,
 };
 
+/** Fields complete reads: the checks, the reply, and a repeat's comparison, in one HMGET. */
+const COMPLETE_READ = [
+  "attemptId",
+  "status",
+  ...COMPLETE_FIELDS,
+  "evidence",
+  "errorCode",
+  "rawJson",
+  "agentResultJson",
+  "updatedAt",
+] as const;
+const c = (field: (typeof COMPLETE_READ)[number]) => `r[${COMPLETE_READ.indexOf(field) + 1}]`;
+
 /**
  * PROJECTING -> READY | ERROR for the attempt that began it; appends to the progress index
- * first, so a run cut off part-way never leaves a READY record outside the index.
+ * first, so a run cut off part-way never leaves a READY record outside the index. Three Redis
+ * calls.
  */
 export const COMPLETE: LuaScript = {
   name: "complete",
@@ -203,12 +269,11 @@ export const COMPLETE: LuaScript = {
 --      | ["OK", ${COMPLETE_FIELDS.join(", ")}, updatedAt] for a repeat of the same complete
 --      | ["RECORD_EXPIRED"] | ["ILLEGAL_TRANSITION"]
 -- Everything else of the record is in the request: the script checked that it is what is stored.
-local r = redis.call('HMGET', KEYS[1], 'attemptId', 'status', ${
-    COMPLETE_FIELDS.map((f) => `'${f}'`).join(", ")
-  })
+-- The rules are those of completeTransition (src/core/lifecycle.ts).
+local r = redis.call('HMGET', KEYS[1], ${luaFields(COMPLETE_READ)})
 -- Absent (expired): never re-created here.
-if not r[1] then return ${fixed("RECORD_EXPIRED")} end
-if r[1] ~= ARGV[2] or ARGV[3] ~= '1' then return ${fixed("ILLEGAL_TRANSITION")} end
+if not ${c("attemptId")} then return ${fixed("RECORD_EXPIRED")} end
+if ${c("attemptId")} ~= ARGV[2] or ARGV[3] ~= '1' then return ${fixed("ILLEGAL_TRANSITION")} end
 local status, evidence, code, raw, agent = ARGV[4], false, false, false, false
 if ARGV[7] == '1' then raw = ARGV[8] end
 if status == 'READY' then
@@ -223,13 +288,13 @@ elseif status == 'ERROR' and ARGV[6] ~= '' then
 else
   return ${fixed("ILLEGAL_TRANSITION")}
 end
-local reply = {'OK', r[3], r[4], r[5], r[6]}
-if r[2] ~= 'PROJECTING' then
+local reply = {'OK', ${COMPLETE_FIELDS.map((f) => c(f)).join(", ")}}
+if ${c("status")} ~= 'PROJECTING' then
   -- A retry of this very complete returns the record again; anything else is refused.
-  local d = redis.call('HMGET', KEYS[1], 'evidence', 'errorCode', 'rawJson', 'agentResultJson',
-    'updatedAt')
-  if r[2] == status and d[1] == evidence and d[2] == code and d[3] == raw and d[4] == agent then
-    reply[6] = d[5]
+  if ${c("status")} == status and ${c("evidence")} == evidence and ${c("errorCode")} == code and ${
+    c("rawJson")
+  } == raw and ${c("agentResultJson")} == agent then
+    reply[${COMPLETE_FIELDS.length + 2}] = ${c("updatedAt")}
     return cjson.encode(reply)
   end
   return ${fixed("ILLEGAL_TRANSITION")}
@@ -237,22 +302,12 @@ end
 -- The index first, then the record. Redis does not undo a script's earlier writes when a later
 -- command fails (Upstash refuses writes past the storage quota), so a run cut off in between
 -- leaves an index entry whose record is still PROJECTING, which readFacts skips; the other
--- order could leave a READY record that the facts miss. 'indexing' (set before the append)
--- tells a repeat that an earlier run may have appended already: only then does LPOS look, so
--- the entry is appended once.
-local appended = redis.call('HSETNX', KEYS[1], 'indexing', '1') == 0
-  and redis.call('LPOS', KEYS[3], ARGV[1])
-if appended then
-  -- Cut off between creating the index and setting its TTL: set it now, still once.
-  if redis.call('PTTL', KEYS[3]) == -1 then
-    local ttl = redis.call('PTTL', KEYS[2])
-    if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
-  end
--- Indexed only while the run lives. The index expires with its run: its TTL is set once, to
--- the run's remaining TTL, when the run's first complete creates it, so while it exists its run
--- does and RPUSHX (which never creates) is enough. Otherwise, when the run lives (PTTL is not
--- -2), RPUSH creates it.
-elseif redis.call('RPUSHX', KEYS[3], ARGV[1]) == 0 then
+-- order could leave a READY record that the facts miss. A repeat after such a cut appends the ID
+-- again: whoever reads the index keeps the first occurrence of each ID.
+-- startRun created the index with the run's TTL, so RPUSHX (which never creates) is enough
+-- while the run lives. It answers 0 when the run is gone, or when the run was started before
+-- startRun created the index: then, while the run lives (PTTL is not -2), RPUSH creates it.
+if redis.call('RPUSHX', KEYS[3], ARGV[1]) == 0 then
   local ttl = redis.call('PTTL', KEYS[2])
   if ttl ~= -2 then
     redis.call('RPUSH', KEYS[3], ARGV[1])
@@ -277,8 +332,11 @@ export const GET: LuaScript = {
 -- KEYS[1]  record hash
 -- ARGV     none
 -- Reply: ["OK", <${RECORD_FIELDS.length} record fields>] | [] when absent
-if redis.call('EXISTS', KEYS[1]) == 0 then return '[]' end
-${replyHash("KEYS[1]", RECORD_FIELDS)}
+${readRecord("KEYS[1]")}
+-- Every record hash has an attemptId: none means no record.
+if not out[${at("attemptId")}] then return '[]' end
+table.insert(out, 1, 'OK')
+return cjson.encode(out)
 `,
 };
 
@@ -294,14 +352,27 @@ export const END_RUN: LuaScript = {
 -- ARGV[1]  now
 -- Reply: ["OK", "<n>", <n run hash items: field, value, ...>, <tool call IDs in order>]
 --      | ["RUN_NOT_FOUND"]
-if redis.call('EXISTS', KEYS[1]) == 0 then return ${fixed("RUN_NOT_FOUND")} end
-if redis.call('HGET', KEYS[1], 'status') == 'ACTIVE' then
-  redis.call('HSET', KEYS[1], 'status', 'ENDED', 'endedAt', ARGV[1],
-    'endedProgress', string.format('%d', redis.call('LLEN', KEYS[2])))
+local all = redis.call('HGETALL', KEYS[1])
+if #all == 0 then return ${fixed("RUN_NOT_FOUND")} end
+local out, status_at, kept = {'OK', '0'}, nil, nil
+for i = 1, #all, 2 do
+  local field = all[i]
+  if string.sub(field, 1, 2) ~= 'c:' then
+    local n = #out
+    out[n + 1], out[n + 2] = field, all[i + 1]
+    if field == 'status' then status_at = n + 2
+    elseif field == 'endedProgress' then kept = all[i + 1] end
+  end
 end
-local kept = redis.call('HGET', KEYS[1], 'endedProgress')
-local out = redis.call('HGETALL', KEYS[1])
-local n = #out
+if status_at and out[status_at] == 'ACTIVE' then
+  -- The length of the list as it is, sentinel and repeats included: the prefix is what counts.
+  kept = string.format('%d', redis.call('LLEN', KEYS[2]))
+  redis.call('HSET', KEYS[1], 'status', 'ENDED', 'endedAt', ARGV[1], 'endedProgress', kept)
+  out[status_at] = 'ENDED'
+  local n = #out
+  out[n + 1], out[n + 2] = 'endedAt', ARGV[1]
+end
+out[2] = tostring(#out - 2)
 local ids = {}
 if not kept then
   -- Ended before endedProgress existed: the whole index, as then.
@@ -309,9 +380,15 @@ if not kept then
 elseif kept ~= '0' then
   ids = redis.call('LRANGE', KEYS[2], 0, tonumber(kept) - 1)
 end
-for i = 1, #ids do out[n + i] = ids[i] end
-table.insert(out, 1, tostring(n))
-table.insert(out, 1, 'OK')
+-- Without the sentinel, each ID once, where it first appears.
+local seen = {}
+for i = 1, #ids do
+  local id = ids[i]
+  if id ~= '' and not seen[id] then
+    seen[id] = true
+    out[#out + 1] = id
+  end
+end
 return cjson.encode(out)
 `,
 };
@@ -344,6 +421,44 @@ for i = 1, #KEYS do
   end
 end
 out[2] = tostring(omitted)
+return cjson.encode(out)
+`,
+};
+
+/** Reads one begun key of a run and its record, in one round trip; touches no TTL. */
+export const LOOKUP_CALL: LuaScript = {
+  name: "lookupCall",
+  readOnly: true,
+  source: `-- lookupCall
+-- KEYS[1]  run hash       KEYS[2] record hash
+-- ARGV[1]  toolCallId
+-- Reply: [] when the run is absent | ["OK"] when the key was never begun
+--      | ["OK", "<seq>:<attemptId>:<requestDigest>", <${RECORD_FIELDS.length} record fields, false once it expired>]
+local run = redis.call('HMGET', KEYS[1], 'status', 'c:' .. ARGV[1])
+if not run[1] then return '[]' end
+if not run[2] then return ${fixed("OK")} end
+${readRecord("KEYS[2]")}
+table.insert(out, 1, run[2])
+table.insert(out, 1, 'OK')
+return cjson.encode(out)
+`,
+};
+
+/** The summary fields of begun calls' records, for listCalls after it read the run hash. */
+export const READ_CALLS: LuaScript = {
+  name: "readCalls",
+  readOnly: true,
+  source: `-- readCalls
+-- KEYS[1..n] record hashes of one run, in begin order
+-- ARGV     none
+-- Reply: ["OK", then ${SUMMARY_FIELDS.length} fields per key: ${
+    SUMMARY_FIELDS.join(", ")
+  }, false for an absent field (all of them once a record expired)]
+local out = {'OK'}
+for i = 1, #KEYS do
+  local r = redis.call('HMGET', KEYS[i], ${luaFields(SUMMARY_FIELDS)})
+  for j = 1, ${SUMMARY_FIELDS.length} do out[#out + 1] = r[j] end
+end
 return cjson.encode(out)
 `,
 };
@@ -382,4 +497,6 @@ export const SCRIPTS: readonly LuaScript[] = [
   GET,
   END_RUN,
   READ_FACTS,
+  LOOKUP_CALL,
+  READ_CALLS,
 ];

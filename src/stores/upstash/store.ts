@@ -5,22 +5,30 @@
  */
 import { type ErrorCode, isErrorCode } from "../../core/errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../../core/ids.ts";
+import { applyOutcome, isValidOutcome, summarizeCall } from "../../core/lifecycle.ts";
 import {
   checkBeginRequest,
-  checkEpochMs,
+  checkCompleteRequest,
+  checkEndRunRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
   setOwnBudget,
 } from "../../core/limits.ts";
 import { projectingRecord } from "../../core/records.ts";
 import type {
+  BeginRefusal,
   BeginRequest,
-  CompleteOutcome,
+  BegunCall,
+  CallLookup,
+  CallSummary,
+  CompleteRefusal,
   CompleteRequest,
+  EndRunRefusal,
   EndRunRequest,
   FactRow,
   ReadFactsRequest,
   RunState,
+  StartRunRefusal,
   StartRunRequest,
   Store,
   StoredRecord,
@@ -37,11 +45,14 @@ import {
   GET,
   GET_RUN,
   keyLockingSource,
+  LOOKUP_CALL,
   type LuaScript,
+  READ_CALLS,
   READ_FACTS,
   RECORD_FIELDS,
   SCRIPTS,
   START_RUN,
+  SUMMARY_FIELDS,
 } from "./scripts.ts";
 
 /**
@@ -126,7 +137,8 @@ export interface UpstashStoreOptions {
   timeoutMs?: number;
   /**
    * Starts every script with `#!lua flags=allow-key-locking` (`#!lua
-   * flags=no-writes,allow-key-locking` for those that only read: `get`, `getRun`, `readFacts`),
+   * flags=no-writes,allow-key-locking` for those that only read: `get`, `getRun`, `readFacts`,
+   * `lookupCall`, and `readCalls` of `listCalls`),
    * so that Upstash locks only the keys a script declares in KEYS (all of one run) instead of the
    * whole database while it runs, so scripts of different runs need not wait for each other.
    * Every script touches only its declared keys, as the flag requires.
@@ -197,6 +209,33 @@ function replyStatus(reply: Reply): "OK" | ErrorCode {
   throw unreadable();
 }
 
+const START_RUN_CODES = ["RUN_ALREADY_EXISTS"] as const;
+const BEGIN_CODES = [
+  "RUN_NOT_FOUND",
+  "RUN_INACTIVE",
+  "DEADLINE_EXCEEDED",
+  "DUPLICATE_TOOL_CALL",
+  "TOOL_CALL_CONFLICT",
+  "TOOL_BUDGET_EXHAUSTED",
+  "RUN_BUDGET_EXHAUSTED",
+] as const;
+const COMPLETE_CODES = ["RECORD_EXPIRED", "ILLEGAL_TRANSITION"] as const;
+const END_RUN_CODES = ["RUN_NOT_FOUND"] as const;
+
+/** A script's refusal, which must be one its method can give; anything else is unreadable. */
+function refusalOf<C extends ErrorCode>(code: ErrorCode, codes: readonly C[]): StoreRefusal<C> {
+  if (!(codes as readonly ErrorCode[]).includes(code)) throw storeUnavailable(unreadable());
+  return { ok: false, code: code as C };
+}
+
+/** A begun key as the run hash keeps it: `<seq>:<attemptId>:<requestDigest>`. */
+function toBegunCall(toolCallId: string, value: string | null | undefined): BegunCall {
+  // The digest holds no ':' (REQUEST_DIGEST_PATTERN); an attempt ID may.
+  const match = /^(\d+):(.*):([^:]*)$/s.exec(text(value));
+  if (match === null) throw unreadable();
+  return { toolCallId, requestDigest: match[3]!, attemptId: match[2]!, seq: int(match[1]) };
+}
+
 function int(value: string | null | undefined): number {
   const n = Number(value);
   if (value === null || value === undefined || value === "" || !Number.isFinite(n)) {
@@ -230,8 +269,11 @@ function toRecord(reply: Reply): StoredRecord {
   };
 }
 
-/** Builds a run from `field, value, ...` items of its hash. */
-function toRun(items: Reply): RunState {
+/**
+ * Builds a run from `field, value, ...` items of its hash; its begun keys (`c:` fields), when
+ * the reply holds them, go to `calls`.
+ */
+function toRun(items: Reply, calls?: BegunCall[]): RunState {
   const hash = new Map<string, string>();
   const budget: Record<string, number> = {};
   const used: Record<string, number> = {};
@@ -240,6 +282,7 @@ function toRun(items: Reply): RunState {
     const value = text(items[i + 1]);
     if (field.startsWith("b:")) setOwnBudget(budget, field.slice(2), int(value));
     else if (field.startsWith("u:")) setOwnBudget(used, field.slice(2), int(value));
+    else if (field.startsWith("c:")) calls?.push(toBegunCall(field.slice(2), value));
     else hash.set(field, value);
   }
   const status = hash.get("status");
@@ -254,15 +297,6 @@ function toRun(items: Reply): RunState {
     budget: { calls: int(hash.get("calls")), perTool: budget },
     used: { calls: int(hash.get("used")), perTool: used },
   };
-}
-
-function isValidOutcome(outcome: CompleteOutcome): boolean {
-  if (outcome?.status === "READY") {
-    return (outcome.evidence === "EVIDENCE_FOUND" || outcome.evidence === "NO_EVIDENCE") &&
-      typeof outcome.rawJson === "string" && typeof outcome.agentResultJson === "string";
-  }
-  return outcome?.status === "ERROR" && isErrorCode(outcome.errorCode) &&
-    (outcome.rawJson === null || typeof outcome.rawJson === "string");
 }
 
 /**
@@ -284,7 +318,7 @@ function capArg(value: number): string {
   return intArg(value === Number.POSITIVE_INFINITY ? NO_CAP : value);
 }
 
-function refuse(code: ErrorCode): StoreRefusal {
+function refuse<C extends ErrorCode>(code: C): StoreRefusal<C> {
   return { ok: false, code };
 }
 
@@ -321,7 +355,8 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  *
  * - Every transition (start run, begin, complete, end run) is one Lua script, so it is atomic
  *   and costs one REST round trip (`EVALSHA`; `EVAL` once more when Redis answers `NOSCRIPT`).
- *   Reads (`get`, `getRun`) are one round trip too and never touch a TTL. Ending a run costs
+ *   Reads (`get`, `getRun`, `lookupCall`) are one round trip too and never touch a TTL;
+ *   `listCalls` is two (the run, then its records). Ending a run costs
  *   two round trips whatever the number of calls: `endRun` returns the progress index, then
  *   `readFacts` resolves all of it in one script that reads only the fact fields of each record
  *   hash, so no request or raw payload leaves Redis.
@@ -423,27 +458,22 @@ export class UpstashStore implements Store {
    *
    * @param runId A valid run ID.
    * @param toolCallId A valid tool call ID, for the record key.
-   * @returns The run hash, the progress list, the set of begun tool call IDs and (with
+   * @returns The run hash (which also keeps the run's begun keys), the progress list and (with
    *   `toolCallId`) the record hash keys.
    * @throws {TypeError} When an ID is not valid.
    */
-  keys(
-    runId: string,
-    toolCallId?: string,
-  ): { run: string; progress: string; begun: string; record?: string } {
+  keys(runId: string, toolCallId?: string): { run: string; progress: string; record?: string } {
     if (!isSafeRunId(runId)) throw new TypeError("Invalid run ID");
-    const keys = {
-      run: this.#runKey(runId),
-      progress: this.#progressKey(runId),
-      begun: this.#begunKey(runId),
-    };
+    const keys = { run: this.#runKey(runId), progress: this.#progressKey(runId) };
     if (toolCallId === undefined) return keys;
     if (!isSafeToolCallId(toolCallId)) throw new TypeError("Invalid tool call ID");
     return { ...keys, record: this.#recordKey(runId, toolCallId) };
   }
 
   /** {@inheritDoc Store.startRun} */
-  async startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StoreRefusal> {
+  async startRun(
+    request: StartRunRequest,
+  ): Promise<{ ok: true; run: RunState } | StartRunRefusal> {
     const invalid = checkStartRunRequest(request);
     if (invalid !== null) return refuse(invalid);
     const args = [
@@ -454,28 +484,48 @@ export class UpstashStore implements Store {
       intArg(request.ttlMs),
       intArg(request.now),
     ];
-    for (const [tool, limit] of Object.entries(request.budget.perTool)) {
-      args.push(tool, intArg(limit));
-    }
-    const reply = await this.#call(START_RUN, [this.#runKey(request.runId)], args);
+    const perTool = Object.entries(request.budget.perTool);
+    for (const [tool, limit] of perTool) args.push(tool, intArg(limit));
+    const { runId } = request;
+    const reply = await this.#call(
+      START_RUN,
+      [this.#runKey(runId), this.#progressKey(runId)],
+      args,
+    );
     const status = replyStatus(reply);
-    if (status !== "OK") return refuse(status);
-    return { ok: true, run: this.#parse(() => toRun(reply.slice(1))) };
+    if (status !== "OK") return refusalOf(status, START_RUN_CODES);
+    if (reply.length > 1) return { ok: true, run: this.#parse(() => toRun(reply.slice(1))) };
+    // Created: every field is the request's.
+    const budget: Record<string, number> = {};
+    for (const [tool, limit] of perTool) setOwnBudget(budget, tool, limit);
+    return {
+      ok: true,
+      run: {
+        runId,
+        status: "ACTIVE",
+        deadline: request.deadline,
+        startedAt: request.now,
+        endedAt: null,
+        budget: { calls: request.budget.calls, perTool: budget },
+        used: { calls: 0, perTool: {} },
+      },
+    };
   }
 
   /** {@inheritDoc Store.getRun} */
   async getRun(runId: string): Promise<RunState | null> {
     if (!isSafeRunId(runId)) return null;
-    const reply = await this.#call(GET_RUN, [this.#runKey(runId)], []);
+    const reply = await this.#call(GET_RUN, [this.#runKey(runId)], ["0"]);
     if (reply.length === 0) return null;
     return this.#parse(() => toRun(reply.slice(1)));
   }
 
   /** {@inheritDoc Store.begin} */
-  async begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
+  async begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal> {
     const invalid = checkBeginRequest(request);
     if (invalid !== null) return refuse(invalid);
     const expiresAt = request.now + request.ttlMs;
+    const replay = request.replay === true;
     const reply = await this.#call(
       BEGIN,
       [
@@ -492,6 +542,8 @@ export class UpstashStore implements Store {
         intArg(request.ttlMs),
         intArg(request.now),
         intArg(expiresAt),
+        request.requestDigest,
+        replay ? "1" : "0",
       ],
       // Before the tool may run, the replicas hold the record (a refusal wrote nothing).
       this.#durability === undefined
@@ -499,7 +551,15 @@ export class UpstashStore implements Store {
         : (reply) => (replyStatus(reply) === "OK" ? this.#confirmReplicas() : undefined),
     );
     const status = replyStatus(reply);
-    if (status !== "OK") return refuse(status);
+    if (status !== "OK") {
+      const refusal = refusalOf(status, BEGIN_CODES);
+      if (refusal.code !== "DUPLICATE_TOOL_CALL" || !replay || reply[1] !== "REPLAY") {
+        return refusal;
+      }
+      // Another attempt began the key with this digest: its record, or null once it expired.
+      const record = reply.length > 2 ? this.#parse(() => toRecord(reply.slice(1))) : null;
+      return { ok: false, code: "DUPLICATE_TOOL_CALL", record };
+    }
     if (reply.length > 1) {
       // A repeat of an attempt that already ran: the record as stored.
       return { ok: true, record: this.#parse(() => toRecord(reply)) };
@@ -511,11 +571,9 @@ export class UpstashStore implements Store {
   /** {@inheritDoc Store.complete} */
   async complete(
     request: CompleteRequest,
-  ): Promise<{ ok: true; record: StoredRecord } | StoreRefusal> {
-    checkEpochMs("now", request.now);
-    if (!isSafeRunId(request.runId) || !isSafeToolCallId(request.toolCallId)) {
-      return refuse("RECORD_EXPIRED");
-    }
+  ): Promise<{ ok: true; record: StoredRecord } | CompleteRefusal> {
+    const invalid = checkCompleteRequest(request);
+    if (invalid !== null) return refuse(invalid);
     const { outcome } = request;
     const valid = isValidOutcome(outcome);
     const ready = valid && outcome.status === "READY";
@@ -541,28 +599,29 @@ export class UpstashStore implements Store {
       intArg(request.now),
     ]);
     const status = replyStatus(reply);
-    if (status !== "OK") return refuse(status);
+    if (status !== "OK") return refusalOf(status, COMPLETE_CODES);
     // The reply carries only the fields the request does not: the script checked that the
     // attempt, the status, the evidence, the error code and the payloads stored are the ones sent.
     const record = this.#parse((): StoredRecord => {
       const [, toolName, requestJson, createdAt, expiresAt, updatedAt] = reply;
       const width = COMPLETE_FIELDS.length + 1;
       if (!valid || (reply.length !== width && reply.length !== width + 1)) throw unreadable();
-      return {
+      const begun: StoredRecord = {
         runId,
         toolCallId,
         toolName: text(toolName),
-        status: outcome.status,
-        evidence: ready ? outcome.evidence : "ERROR",
+        status: "PROJECTING",
+        evidence: null,
         requestJson: text(requestJson),
-        rawJson,
-        agentResultJson,
-        errorCode: outcome.status === "ERROR" ? outcome.errorCode : null,
+        rawJson: null,
+        agentResultJson: null,
+        errorCode: null,
         attemptId: request.attemptId,
         createdAt: int(createdAt),
-        updatedAt: updatedAt === undefined ? request.now : int(updatedAt),
+        updatedAt: int(createdAt),
         expiresAt: int(expiresAt),
       };
+      return applyOutcome(begun, outcome, updatedAt === undefined ? request.now : int(updatedAt));
     });
     return { ok: true, record };
   }
@@ -578,13 +637,13 @@ export class UpstashStore implements Store {
   /** {@inheritDoc Store.endRun} */
   async endRun(
     request: EndRunRequest,
-  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | StoreRefusal> {
-    checkEpochMs("now", request.now);
-    if (!isSafeRunId(request.runId)) return refuse("RUN_NOT_FOUND");
+  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | EndRunRefusal> {
+    const invalid = checkEndRunRequest(request);
+    if (invalid !== null) return refuse(invalid);
     const keys = [this.#runKey(request.runId), this.#progressKey(request.runId)];
     const reply = await this.#call(END_RUN, keys, [intArg(request.now)]);
     const status = replyStatus(reply);
-    if (status !== "OK") return refuse(status);
+    if (status !== "OK") return refusalOf(status, END_RUN_CODES);
     return this.#parse(() => {
       const items = int(reply[1]);
       return {
@@ -631,10 +690,72 @@ export class UpstashStore implements Store {
     });
   }
 
+  /** {@inheritDoc Store.lookupCall} */
+  async lookupCall(runId: string, toolCallId: string): Promise<CallLookup | null> {
+    if (!isSafeRunId(runId)) return null;
+    // Such an ID was never begun; only whether the run exists is left to tell.
+    if (!isSafeToolCallId(toolCallId)) {
+      return (await this.getRun(runId)) === null ? null : { call: null, record: null };
+    }
+    const keys = [this.#runKey(runId), this.#recordKey(runId, toolCallId)];
+    const reply = await this.#call(LOOKUP_CALL, keys, [toolCallId]);
+    if (reply.length === 0) return null;
+    if (replyStatus(reply) !== "OK") throw storeUnavailable(unreadable());
+    if (reply.length === 1) return { call: null, record: null };
+    return this.#parse(() => {
+      const call = toBegunCall(toolCallId, reply[1]);
+      const fields = reply.slice(1);
+      // The record's attemptId is absent once it expired.
+      const record = fields[RECORD_FIELDS.indexOf("attemptId") + 1] == null
+        ? null
+        : toRecord(fields);
+      return { call, record };
+    });
+  }
+
+  /** {@inheritDoc Store.listCalls} */
+  async listCalls(runId: string): Promise<{ run: RunState; calls: CallSummary[] } | null> {
+    if (!isSafeRunId(runId)) return null;
+    const runReply = await this.#call(GET_RUN, [this.#runKey(runId)], ["1"]);
+    if (runReply.length === 0) return null;
+    const begun: BegunCall[] = [];
+    const run = this.#parse(() => toRun(runReply.slice(1), begun));
+    if (begun.length === 0) return { run, calls: [] };
+    begun.sort((a, b) => a.seq - b.seq);
+    // Second round trip: the record keys are known only now, and a script must declare them.
+    const keys = begun.map((call) => this.#recordKey(runId, call.toolCallId));
+    const reply = await this.#call(READ_CALLS, keys, []);
+    const width = SUMMARY_FIELDS.length;
+    if (replyStatus(reply) !== "OK" || reply.length !== 1 + width * begun.length) {
+      throw storeUnavailable(unreadable());
+    }
+    const calls = this.#parse(() =>
+      begun.map(({ toolCallId }, i) => {
+        const [status, toolName, evidence, errorCode, createdAt, updatedAt] = reply.slice(
+          1 + i * width,
+          1 + (i + 1) * width,
+        );
+        return summarizeCall(
+          toolCallId,
+          status == null ? null : {
+            status: text(status) as RecordStatus,
+            toolName: text(toolName),
+            evidence: (evidence ?? null) as EvidenceStatus | null,
+            errorCode: (errorCode ?? null) as ErrorCode | null,
+            createdAt: int(createdAt),
+            updatedAt: int(updatedAt),
+          },
+        );
+      })
+    );
+    return { run, calls };
+  }
+
   #runKey(runId: string): string {
     return `${this.#prefix}:{${runId}}:run`;
   }
 
+  /** The set of begun tool call IDs of a run started before the run hash kept them. */
   #begunKey(runId: string): string {
     return `${this.#prefix}:{${runId}}:begun`;
   }

@@ -156,15 +156,17 @@ export function boundaryRecordCases(suite: Suite<BoundaryContext>): void {
   );
 
   suite.test(
-    "invoke() refuses a second call with a used key: the tool does not run, the first record and the budget stay",
+    "invoke() refuses a second call with a used key (DUPLICATE_TOOL_CALL for the same request, TOOL_CALL_CONFLICT for another): the tool does not run, the first record and the budget stay",
     async (ctx) => {
       const run = await ctx.run();
       const first = await ctx.call(run, "call_same", ctx.kit.names.success);
       assert.equal(first.status, "READY");
       const before = await ctx.store.get(run.runId, "call_same");
+      assertError(await ctx.call(run, "call_same", ctx.kit.names.success), "DUPLICATE_TOOL_CALL");
       const second = await ctx.call(run, "call_same", ctx.kit.names.noEvidence, { query: "other" });
-      assertError(second, "DUPLICATE_TOOL_CALL");
+      assertError(second, "TOOL_CALL_CONFLICT");
       assertSafe(second);
+      assert.equal(executed(ctx, ctx.kit.names.success), 1, "the first tool ran once");
       assert.equal(executed(ctx, ctx.kit.names.noEvidence), 0, "the second tool is not executed");
       assert.deepEqual(
         await ctx.store.get(run.runId, "call_same"),

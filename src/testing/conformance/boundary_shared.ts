@@ -39,8 +39,8 @@ export function boundarySharedCases(suite: Suite<BoundaryContext>): void {
         other.invoke(resumed, { toolCallId, runId: run.runId, toolName: "rag_search", input: {} });
       assertError(
         await rag("call_shared"),
-        "DUPLICATE_TOOL_CALL",
-        "duplicates are caught across boundaries",
+        "TOOL_CALL_CONFLICT",
+        "a used key is caught across boundaries",
       );
       assert.equal((await rag("call_rag")).status, "READY");
       const facts = await ctx.boundary.endRun(run);

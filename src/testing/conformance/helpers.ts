@@ -56,6 +56,12 @@ export async function storeRun(
   return runId;
 }
 
+/** The `requestDigest` of `{"query":"disk"}`, the request of {@linkcode beginRequest}. */
+export const DISK_DIGEST = "Sw7iUIqNkCtuYkBFkLI-6KDkAgfC0u4VovCqblS6EKs";
+
+/** A `requestDigest` of some other request. */
+export const OTHER_DIGEST = "other-request-digest";
+
 /** A begin of `fake_success` with a fresh attempt ID and a one-minute TTL, unless told. */
 export function beginRequest(
   runId: string,
@@ -68,6 +74,7 @@ export function beginRequest(
     toolCallId,
     toolName: "fake_success",
     requestJson: '{"query":"disk"}',
+    requestDigest: DISK_DIGEST,
     attemptId: uniqueId("attempt"),
     ttlMs: 60_000,
     now: clock(),

@@ -1,8 +1,9 @@
 /**
- * The store conformance suite, split by capability: the `Store` contract (runs, begin,
- * complete, TTL, progress and facts, round trips, concurrency), checked on the store directly,
+ * The store conformance suite, split by capability: the `Store` contract (runs, begin, request
+ * identity and the calls a run keeps, complete, TTL, progress and facts, round trips,
+ * concurrency), checked on the store directly,
  * and the boundary on top of it (preflight, records, outcomes, limits, run progress, shared
- * stores), checked through a `ToolBoundary`.
+ * stores, replay, recall, the call list and citations), checked through a `ToolBoundary`.
  *
  * @module
  */
@@ -11,6 +12,7 @@ import { boundaryOutcomeCases } from "./boundary_outcomes.ts";
 import { boundaryPreflightCases } from "./boundary_preflight.ts";
 import { boundaryProgressCases } from "./boundary_progress.ts";
 import { boundaryRecordCases } from "./boundary_records.ts";
+import { boundaryResumeCases } from "./boundary_resume.ts";
 import { boundarySharedCases } from "./boundary_shared.ts";
 import {
   type BoundaryContext,
@@ -22,9 +24,11 @@ import {
   type Suite,
 } from "./context.ts";
 import { storeBeginCases } from "./store_begin.ts";
+import { storeCallCases } from "./store_calls.ts";
 import { storeCompleteCases } from "./store_complete.ts";
 import { storeConcurrencyCases } from "./store_concurrency.ts";
 import { storeFactCases } from "./store_facts.ts";
+import { storeIdCases } from "./store_ids.ts";
 import { storeRoundTripCases } from "./store_round_trip.ts";
 import { storeRunCases } from "./store_runs.ts";
 import { storeTtlCases } from "./store_ttl.ts";
@@ -34,11 +38,13 @@ export type { ConformanceOptions, StoreUnderTest, TestRegistrar } from "./contex
 const STORE_CASES: readonly ((suite: Suite<StoreContext>) => void)[] = [
   storeRunCases,
   storeBeginCases,
+  storeCallCases,
   storeCompleteCases,
   storeTtlCases,
   storeFactCases,
   storeRoundTripCases,
   storeConcurrencyCases,
+  storeIdCases,
 ];
 
 const BOUNDARY_CASES: readonly ((suite: Suite<BoundaryContext>) => void)[] = [
@@ -48,6 +54,7 @@ const BOUNDARY_CASES: readonly ((suite: Suite<BoundaryContext>) => void)[] = [
   boundaryLimitCases,
   boundaryProgressCases,
   boundarySharedCases,
+  boundaryResumeCases,
 ];
 
 /**

@@ -1,0 +1,216 @@
+/**
+ * The record lifecycle rules every store shares: which outcomes a complete may write, what a
+ * record becomes when one is applied, when a repeated complete is the same one, and how a begun
+ * call is summarised. UpstashStore's complete script keeps the same rules in Lua (it cannot call
+ * these), and the conformance suite checks that both agree.
+ *
+ * @module
+ */
+import { isErrorCode } from "./errors.ts";
+import type {
+  CallSummary,
+  CompleteOutcome,
+  CompleteRefusal,
+  CompleteRequest,
+  StoredRecord,
+} from "./store.ts";
+
+/**
+ * Tells whether a complete may write an outcome: READY with evidence EVIDENCE_FOUND or
+ * NO_EVIDENCE, a raw response and an agent result (JSON text); or ERROR with a known error code
+ * and a raw response that is JSON text or `null`. Anything else is ILLEGAL_TRANSITION.
+ *
+ * @param outcome Anything.
+ * @returns `true` when the outcome may be written.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isValidOutcome } from "@tool-boundary/core/store";
+ * assert.equal(isValidOutcome({ status: "ERROR", errorCode: "TOOL_TIMEOUT", rawJson: null }), true);
+ * assert.equal(
+ *   isValidOutcome({ status: "READY", evidence: "ERROR", rawJson: "{}", agentResultJson: "{}" }),
+ *   false,
+ * );
+ * ```
+ */
+export function isValidOutcome(outcome: unknown): outcome is CompleteOutcome {
+  const o = outcome as Partial<Record<string, unknown>> | null | undefined;
+  if (o?.status === "READY") {
+    return (o.evidence === "EVIDENCE_FOUND" || o.evidence === "NO_EVIDENCE") &&
+      typeof o.rawJson === "string" && typeof o.agentResultJson === "string";
+  }
+  return o?.status === "ERROR" && isErrorCode(o.errorCode) &&
+    (o.rawJson === null || typeof o.rawJson === "string");
+}
+
+/**
+ * The record a complete writes: the outcome's status, evidence (ERROR for ERROR), payloads and
+ * error code, `updatedAt` set; the IDs, request, attempt, creation and expiry kept.
+ *
+ * @param record The record before (PROJECTING when the transition is allowed).
+ * @param outcome A valid outcome ({@linkcode isValidOutcome}).
+ * @param now Epoch ms of the transition.
+ * @returns A new record; `record` is not changed.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { applyOutcome, projectingRecord } from "@tool-boundary/core/store";
+ * const begun = projectingRecord({
+ *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
+ *   attemptId: "a1", ttlMs: 1_000, now: 0,
+ * }, 1_000);
+ * const done = applyOutcome(begun, { status: "ERROR", errorCode: "TOOL_TIMEOUT", rawJson: null }, 5);
+ * assert.deepEqual([done.status, done.evidence, done.errorCode, done.updatedAt], ["ERROR", "ERROR", "TOOL_TIMEOUT", 5]);
+ * ```
+ */
+export function applyOutcome(
+  record: StoredRecord,
+  outcome: CompleteOutcome,
+  now: number,
+): StoredRecord {
+  return outcome.status === "READY"
+    ? {
+      ...record,
+      status: "READY",
+      evidence: outcome.evidence,
+      rawJson: outcome.rawJson,
+      agentResultJson: outcome.agentResultJson,
+      errorCode: null,
+      updatedAt: now,
+    }
+    : {
+      ...record,
+      status: "ERROR",
+      evidence: "ERROR",
+      rawJson: outcome.rawJson,
+      agentResultJson: null,
+      errorCode: outcome.errorCode,
+      updatedAt: now,
+    };
+}
+
+/**
+ * Tells whether a completed record already holds exactly this outcome, so that the same attempt
+ * repeating it is a retry (the stored record again), not a second transition.
+ *
+ * @param record A READY or ERROR record.
+ * @param outcome A valid outcome.
+ * @returns `true` when status, evidence, error code and both payloads are the outcome's.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { applyOutcome, isSameOutcome, projectingRecord } from "@tool-boundary/core/store";
+ * const begun = projectingRecord({
+ *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
+ *   attemptId: "a1", ttlMs: 1_000, now: 0,
+ * }, 1_000);
+ * const failed = { status: "ERROR", errorCode: "TOOL_TIMEOUT", rawJson: null } as const;
+ * const done = applyOutcome(begun, failed, 5);
+ * assert.equal(isSameOutcome(done, failed), true);
+ * assert.equal(isSameOutcome(done, { ...failed, errorCode: "EXECUTION_FAILED" }), false);
+ * ```
+ */
+export function isSameOutcome(record: StoredRecord, outcome: CompleteOutcome): boolean {
+  const next = applyOutcome(record, outcome, record.updatedAt);
+  return record.status === next.status && record.evidence === next.evidence &&
+    record.errorCode === next.errorCode && record.rawJson === next.rawJson &&
+    record.agentResultJson === next.agentResultJson;
+}
+
+/**
+ * The whole rule of `Store.complete` for a record as it is now: RECORD_EXPIRED when there is
+ * none; ILLEGAL_TRANSITION for another attempt, an outcome {@linkcode isValidOutcome} refuses, or
+ * a completed record that holds another outcome; the stored record again (`changed: false`) for a
+ * repeat of the same outcome; else the record to write (`changed: true`).
+ *
+ * @param record The record, or nothing when it is absent or expired.
+ * @param request The complete request.
+ * @returns The refusal, or the record to return.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { completeTransition, projectingRecord } from "@tool-boundary/core/store";
+ * const begun = projectingRecord({
+ *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
+ *   attemptId: "a1", ttlMs: 1_000, now: 0,
+ * }, 1_000);
+ * const request = {
+ *   runId: "r1", toolCallId: "call_1", attemptId: "a1", now: 5,
+ *   outcome: { status: "ERROR", errorCode: "TOOL_TIMEOUT", rawJson: null },
+ * } as const;
+ * const done = completeTransition(begun, request);
+ * assert.ok(done.ok && done.changed);
+ * assert.deepEqual(completeTransition(done.record, request), { ok: true, record: done.record, changed: false });
+ * assert.deepEqual(completeTransition(begun, { ...request, attemptId: "a2" }), { ok: false, code: "ILLEGAL_TRANSITION" });
+ * assert.deepEqual(completeTransition(null, request), { ok: false, code: "RECORD_EXPIRED" });
+ * ```
+ */
+export function completeTransition(
+  record: StoredRecord | null | undefined,
+  request: CompleteRequest,
+): CompleteRefusal | { ok: true; record: StoredRecord; changed: boolean } {
+  if (record == null) return { ok: false, code: "RECORD_EXPIRED" };
+  const { outcome } = request;
+  if (record.attemptId !== request.attemptId || !isValidOutcome(outcome)) {
+    return { ok: false, code: "ILLEGAL_TRANSITION" };
+  }
+  if (record.status === "PROJECTING") {
+    return { ok: true, record: applyOutcome(record, outcome, request.now), changed: true };
+  }
+  return isSameOutcome(record, outcome)
+    ? { ok: true, record, changed: false }
+    : { ok: false, code: "ILLEGAL_TRANSITION" };
+}
+
+/**
+ * One line of `Store.listCalls`: a begun call's record without payloads, or EXPIRED when the
+ * record is gone.
+ *
+ * @param toolCallId The begun key.
+ * @param record Its record's summary fields, or `null` when it expired.
+ * @returns The summary.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { summarizeCall } from "@tool-boundary/core/store";
+ * assert.deepEqual(summarizeCall("call_1", null), {
+ *   toolCallId: "call_1", status: "EXPIRED", toolName: null, evidence: null, errorCode: null,
+ *   createdAt: null, updatedAt: null,
+ * });
+ * ```
+ */
+export function summarizeCall(
+  toolCallId: string,
+  record:
+    | Pick<
+      StoredRecord,
+      "toolName" | "status" | "evidence" | "errorCode" | "createdAt" | "updatedAt"
+    >
+    | null,
+): CallSummary {
+  if (record === null) {
+    return {
+      toolCallId,
+      status: "EXPIRED",
+      toolName: null,
+      evidence: null,
+      errorCode: null,
+      createdAt: null,
+      updatedAt: null,
+    };
+  }
+  return {
+    toolCallId,
+    status: record.status,
+    toolName: record.toolName,
+    evidence: record.evidence,
+    errorCode: record.errorCode,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+  };
+}
