@@ -29,8 +29,8 @@ import { type AnyToolDefinition, isToolName } from "./tool.ts";
 import type {
   BoundaryResult,
   CanonicalRecord,
-  ErrorResult,
   Citation,
+  ErrorResult,
   ObservedFact,
   RunBudget,
   RunContext,
