@@ -84,7 +84,10 @@ export function otelObserver(options: OtelObserverOptions): (event: BoundaryEven
   const { tracer, recordResult = false } = options;
   const clock = options.clock ?? (() => performance.timeOrigin + performance.now());
   return (event) => {
-    if (event.type !== "call.finished" && event.type !== "call.refused") return;
+    if (
+      event.type !== "call.finished" && event.type !== "call.refused" &&
+      event.type !== "call.replayed"
+    ) return;
     const end = clock();
     const { result, toolName, toolCallId } = event;
     const attributes: Attributes = {

@@ -99,6 +99,8 @@ export type BoundaryEvent =
     status: "READY" | "ERROR";
     /** The recorded error code of an ERROR record, else `null`. */
     code: ErrorCode | null;
+    /** A copy of what `invoke` returned to the agent (`replayed: true`). */
+    result: BoundaryResult;
   }
   | {
     /** A run was started. */

@@ -274,6 +274,10 @@ Deno.test("otelObserver: cancelled calls are ERROR spans with error.type CANCELL
   });
   const controller = new AbortController();
   const during = boundary.invoke(run, envelope("call_during"), { signal: controller.signal });
+  // Abort once the call has begun, so it ends a record rather than being refused.
+  while ((await boundary.inspect(run.runId, "call_during"))?.status !== "PROJECTING") {
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
   controller.abort(new Error(`stopped ${CANARY_SECRET}`));
   assert.deepEqual([before, await during].map((r) => r.status === "ERROR" && r.code), [
     "CANCELLED",
@@ -292,28 +296,31 @@ Deno.test("otelObserver: cancelled calls are ERROR spans with error.type CANCELL
   }
 });
 
-Deno.test("otelObserver: a result answered from the record sets tool_boundary.replayed", () => {
+Deno.test("otelObserver: a replayed call gets its own span with tool_boundary.replayed", async () => {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const observe = otelObserver({ tracer: provider.getTracer("t"), clock: () => END });
-  observe({
-    type: "call.finished",
-    runId: "run-otel-6",
-    toolCallId: "call_1",
-    toolName: "lookup",
-    status: "READY",
-    code: null,
-    durationMs: 0,
-    result: {
-      status: "READY",
-      toolCallId: "call_1",
-      evidence: "EVIDENCE_FOUND",
-      scope: "s",
-      content: 1,
-      replayed: true,
-    } as BoundaryResult,
+  let executions = 0;
+  const lookup = defineTool({
+    name: "lookup",
+    readOnly: true,
+    execute: () => ({ n: ++executions }),
+    project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "s", content: raw.n }),
   });
-  const [span] = exporter.getFinishedSpans();
-  assert.equal(span?.attributes["tool_boundary.replayed"], true);
-  assert.equal(span?.attributes["tool_boundary.evidence"], "EVIDENCE_FOUND");
+  const boundary = new ToolBoundary({
+    tools: [lookup],
+    onDuplicate: "replay",
+    observe: otelObserver({ tracer: provider.getTracer("t"), clock: () => END }),
+  });
+  const run = await boundary.startRun({ runId: "run-otel-6", ttlMs: 60_000 });
+  const envelope = { toolCallId: "call_1", runId: run.runId, toolName: "lookup", input: {} };
+  await boundary.invoke(run, envelope);
+  const again = await boundary.invoke(run, envelope);
+  assert.equal(again.status === "READY" && again.replayed, true);
+  assert.equal(executions, 1);
+  const spans = exporter.getFinishedSpans();
+  assert.deepEqual(
+    spans.map((span) => [span.name, span.attributes["tool_boundary.replayed"]]),
+    [["execute_tool lookup", false], ["execute_tool lookup", true]],
+  );
+  assert.equal(spans[1]?.attributes["tool_boundary.evidence"], "EVIDENCE_FOUND");
 });

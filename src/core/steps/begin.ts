@@ -67,6 +67,7 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
       toolName: tool.name,
       status: replayed.status,
       code: replayed.status === "ERROR" ? replayed.code : null,
+      result: structuredClone(replayed),
     });
     return replayed;
   }
