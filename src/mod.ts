@@ -88,8 +88,7 @@ export type {
   RunEnd,
   ToolCallEnvelope,
 } from "./core/types.ts";
-export { canonicalJson, type JsonObject, type JsonValue } from "./core/json.ts";
-export { requestDigest } from "./core/digest.ts";
+export type { JsonObject, JsonValue } from "./core/json.ts";
 export { DEFAULT_LIMITS, type Limits } from "./core/limits.ts";
 export {
   BoundaryError,

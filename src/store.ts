@@ -50,3 +50,5 @@ export {
 } from "./core/limits.ts";
 export { isSafeRunId, isSafeToolCallId, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "./core/ids.ts";
 export { utf8ByteLength } from "./core/utf8.ts";
+export { requestDigest } from "./core/digest.ts";
+export { canonicalJson } from "./core/json.ts";

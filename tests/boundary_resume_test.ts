@@ -142,6 +142,7 @@ async function replaysReady(store: Store) {
     toolName: "search",
     status: "READY",
     code: null,
+    result: again,
   }]);
 }
 

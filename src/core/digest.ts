@@ -19,7 +19,7 @@ import { canonicalJson, type JsonValue } from "./json.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { requestDigest } from "@tool-boundary/core";
+ * import { requestDigest } from "@tool-boundary/core/store";
  * const digest = await requestDigest('{"query":"disk","limit":5}');
  * assert.equal(digest, await requestDigest({ limit: 5, query: "disk" }));
  * assert.notEqual(digest, await requestDigest({ limit: 6, query: "disk" }));

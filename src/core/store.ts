@@ -114,7 +114,7 @@ export interface BeginRequest {
   requestJson: string;
   /**
    * What makes two requests the same: base64url SHA-256 of the canonical JSON of the request
-   * (`requestDigest` from `.`). Stores compare digests only, never requests.
+   * (`requestDigest` from `./store`). Stores compare digests only, never requests.
    */
   requestDigest: string;
   /**
