@@ -7,6 +7,8 @@
  *   tokens and the MCP route `POST /v1/runs/{runId}/mcp`.
  * - `UPSTASH_REDIS_REST_URL`, `UPSTASH_REDIS_REST_TOKEN`: when both are set the Upstash store is
  *   used; otherwise the in-memory store (one process only, lost on restart).
+ * - `INSPECTOR`: `on` serves the run inspector at `/inspect` (off otherwise; `deno task dev` turns
+ *   it on). The page holds no data: it reads runs with the harness token typed into it.
  *
  * @module
  */
@@ -36,6 +38,8 @@ export interface EdgeConfig {
   UPSTASH_REDIS_REST_TOKEN?: string | undefined;
   /** Key prefix in Redis. @default "tb" */
   UPSTASH_PREFIX?: string | undefined;
+  /** `on` serves the run inspector at `/inspect`. @default off */
+  INSPECTOR?: string | undefined;
 }
 
 /** How an entry point makes its runtime's `@upstash/redis` client from the credentials. */
@@ -102,6 +106,7 @@ export function buildEdgeApp(
       boundary,
       agentToken,
       harnessToken,
+      inspector: config.INSPECTOR?.trim().toLowerCase() === "on",
       ...(secret ? { secret } : {}),
       // Internal detail goes to the server log only, never into a response.
       onError: (error, requestId) => console.error(`request ${requestId} failed:`, error),

@@ -5,7 +5,8 @@
  * The server secret (run tokens, MCP sessions) comes from SERVER_SECRET or is generated; it is
  * never printed.
  * The store is in memory unless UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set.
- * PORT picks the port (default 8787; 0 for any free one). Each failed call is logged with its code
+ * PORT picks the port (default 8787; 0 for any free one). The run inspector is served at /inspect
+ * (INSPECTOR=off turns it off). Each failed call is logged with its code
  * and the error's name, never its message or any call data.
  *
  * @module
@@ -35,8 +36,16 @@ const env = Deno.env.toObject();
 const agentToken = env.AGENT_TOKEN || generated();
 const harnessToken = env.HARNESS_TOKEN || generated();
 const secret = env.SERVER_SECRET || `${generated()}${generated()}`;
+// On unless INSPECTOR=off: the page holds no data and the server listens on loopback only.
+const inspector = env.INSPECTOR?.trim().toLowerCase() !== "off";
 const { app, store } = buildEdgeApp(
-  { ...env, AGENT_TOKEN: agentToken, HARNESS_TOKEN: harnessToken, SERVER_SECRET: secret },
+  {
+    ...env,
+    AGENT_TOKEN: agentToken,
+    HARNESS_TOKEN: harnessToken,
+    SERVER_SECRET: secret,
+    INSPECTOR: inspector ? "on" : "off",
+  },
   (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
   TOOLS,
   logFailure,
@@ -55,6 +64,7 @@ Deno.serve({
   server secret (${from("SERVER_SECRET")}, not shown): run tokens and MCP sessions
   demo tools: ${TOOLS.map((tool) => tool.name).join(", ")}
   MCP: POST ${url}/v1/runs/<runId>/mcp with the agent token (docs/mcp.md)
+  run inspector: ${inspector ? `${url}/inspect (paste the harness token there)` : "off"}
 
 Try it:
   export TB=${url} AGENT=${agentToken} HARNESS=${harnessToken}

@@ -2,11 +2,13 @@
  * The HTTP API: a Hono app over a {@linkcode ToolBoundary}. Web APIs and Hono only, so it runs on
  * Cloudflare Workers, Deno, Bun and anything else that speaks `fetch`.
  *
- * Routes: `POST /v1/runs`, `POST /v1/runs/{runId}/tool-calls`, `POST /v1/runs/{runId}/mcp` (MCP,
- * with a server `secret`), `GET /v1/runs/{runId}/tool-calls/{toolCallId}`,
- * `POST /v1/runs/{runId}/end`, `GET /v1/tools`, `GET /healthz`, `GET /openapi.json`. Two bearer
- * tokens: the agent token may only submit tool calls, the harness token may do everything; with a
- * `secret`, each started run also gets its own agent token, valid on that run only. Every error is JSON
+ * Routes: `POST /v1/runs`, `GET /v1/runs/{runId}`, `POST /v1/runs/{runId}/tool-calls`,
+ * `POST /v1/runs/{runId}/mcp` (MCP, with a server `secret`),
+ * `GET /v1/runs/{runId}/tool-calls/{toolCallId}`, `POST /v1/runs/{runId}/end`, `GET /v1/tools`,
+ * `GET /healthz`, `GET /openapi.json`, and with `inspector: true` the run inspector's page at
+ * `GET /inspect`. Two bearer tokens: the agent token may only submit tool calls, the harness token
+ * may do everything; with a `secret`, each started run also gets its own agent token, valid on that
+ * run only. Every error is JSON
  * (`{ status: "ERROR", code, message }`) with the status from {@linkcode HTTP_STATUS_BY_CODE}.
  *
  * Every route is one entry of a route table, which the app registers, the OpenAPI document
@@ -69,6 +71,7 @@ import {
   jsonBody,
   toolCallBodyLimit,
 } from "./body.ts";
+import { serveInspector } from "./inspector.ts";
 import { MCP_PROTOCOL_VERSIONS, mcpServer, TOOL_CALL_ID_META } from "./mcp.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
@@ -165,6 +168,12 @@ export interface CreateAppOptions {
    * answers 404. Nothing signed is stored; a new secret revokes every run token and session.
    */
   secret?: string;
+  /**
+   * Serve the run inspector at `/inspect`: a static page (no data of its own) that asks for the
+   * harness token and shows a run, its calls and their records through the JSON API.
+   * @default false
+   */
+  inspector?: boolean;
 }
 
 /**
@@ -260,6 +269,8 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
       (c) => route.handle(c, deps),
     );
   }
+
+  if (options.inspector === true) serveInspector(app);
 
   app.notFound((c) => errorResponse(c, "NOT_FOUND"));
   app.onError((error, c) => {

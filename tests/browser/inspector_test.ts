@@ -1,0 +1,485 @@
+/**
+ * The run inspector in a real browser (Debian's chromium through playwright-core), against the
+ * dev server's app served on a loopback port: tokens, the timeline, every call's payloads, the
+ * keyboard, hostile payloads, a call held open while the page loads, and an ENDED run's facts.
+ * A screenshot of each state goes to .artifacts/inspector/ (gitignored); with
+ * UPDATE_DOCS_SCREENSHOT=1 the README's docs/inspector.png is taken again too.
+ */
+import assert from "node:assert/strict";
+import { ERROR_MESSAGES, type ErrorCode } from "../../src/mod.ts";
+import { utf8ByteLength } from "../../src/store.ts";
+import { launch, type Page } from "./browser.ts";
+import {
+  AGENT_TOKEN,
+  CALLS,
+  DOCS_RUN_ID,
+  docsRun,
+  HARNESS_TOKEN,
+  HOSTILE,
+  inspectorApp,
+  RUN_ID,
+  scriptedRun,
+} from "./scenario.ts";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const ARTIFACTS = `${ROOT}.artifacts/inspector`;
+const LISTED = CALLS.filter((call) => call.status !== null);
+const STATUS_TEXT = {
+  READY: "✓ READY",
+  ERROR: "✕ ERROR",
+  PROJECTING: "… PROJECTING",
+} as const;
+
+type Json = Record<string, unknown>;
+/** What the page's own globals look like to the functions evaluated in it. */
+type PageGlobals = typeof globalThis & {
+  __xss?: unknown;
+  __csp?: string[];
+  document: {
+    cookie: string;
+    activeElement: { id?: string; dataset?: Record<string, string> } | null;
+    querySelectorAll(selector: string): { length: number };
+    querySelector(selector: string): { matches(selector: string): boolean } | null;
+    scripts: ArrayLike<{ src: string }>;
+  };
+  localStorage: { length: number };
+  sessionStorage: { length: number };
+};
+
+const harness = { authorization: `Bearer ${HARNESS_TOKEN}` };
+
+async function record(base: string, id: string): Promise<Json> {
+  const res = await fetch(`${base}/v1/runs/${RUN_ID}/tool-calls/${id}`, { headers: harness });
+  assert.equal(res.status, 200);
+  return await res.json();
+}
+
+const bytes = (value: unknown) => utf8ByteLength(JSON.stringify(value));
+const grouped = (n: number) => n.toLocaleString("en-US");
+
+/** The agent view the page must show: what invoke returned to the agent for this record. */
+function agentView(rec: Json): Json | undefined {
+  if (rec.status === "READY") {
+    return { status: "READY", toolCallId: rec.toolCallId, ...(rec.agentResult as Json) };
+  }
+  if (rec.status === "ERROR") {
+    const code = rec.errorCode as ErrorCode;
+    return { status: "ERROR", toolCallId: rec.toolCallId, code, message: ERROR_MESSAGES[code] };
+  }
+  return undefined;
+}
+
+async function shot(page: Page, name: string): Promise<string> {
+  const path = `${ARTIFACTS}/${name}.png`;
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+async function load(page: Page, token: string, runId = RUN_ID): Promise<void> {
+  await page.fill("#token", token);
+  await page.fill("#run-id", runId);
+  await page.click("#load");
+}
+
+/** The page shows nothing of any run: the state after a refusal. */
+async function assertNoData(page: Page): Promise<void> {
+  assert.equal(await page.locator("#run").isVisible(), false);
+  assert.equal(await page.locator("#workspace").isVisible(), false);
+  assert.equal(await page.locator("#facts").isVisible(), false);
+  assert.equal(await page.locator("#timeline li").count(), 0);
+  const text = await page.locator("body").innerText();
+  for (const call of CALLS) assert.ok(!text.includes(call.toolCallId), call.toolCallId);
+}
+
+async function select(page: Page, id: string): Promise<void> {
+  await page.click(`#timeline button[data-tool-call-id="${id}"]`);
+  await page.locator("#detail .panes, #detail .notice.expired").first().waitFor();
+  assert.match(await page.locator("#detail-title").innerText(), new RegExp(`^Call ${id}\\b`));
+}
+
+/** The three panes of the detail: title -> the JSON shown, or `undefined` when absent. */
+async function panes(page: Page): Promise<Record<string, unknown>> {
+  const out: Record<string, unknown> = {};
+  const boxes = page.locator("#detail .pane");
+  assert.equal(await boxes.count(), 3);
+  for (let i = 0; i < 3; i++) {
+    const box = boxes.nth(i);
+    const title = (await box.locator("h3").innerText()).trim();
+    const pre = box.locator("pre");
+    out[title] = await pre.count() === 0 ? undefined : JSON.parse((await pre.textContent())!);
+  }
+  return out;
+}
+
+Deno.test("the run inspector shows every call of a run in a real browser, runs none of its payloads, and shows nothing for a wrong token", async (t) => {
+  await Deno.mkdir(ARTIFACTS, { recursive: true });
+  const browser = await launch();
+  const { fetch: serve, gate } = inspectorApp();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, serve);
+  const base = `http://127.0.0.1:${server.addr.port}`;
+  const screenshots: string[] = [];
+  let releaseHeld = gate.release;
+  try {
+    const { held } = await scriptedRun(base);
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    const dialogs: string[] = [];
+    const problems: string[] = [];
+    const requests: { method: string; url: string; authorization: string | undefined }[] = [];
+    page.on("dialog", (dialog) => {
+      dialogs.push(dialog.type());
+      void dialog.dismiss();
+    });
+    page.on("console", (message) => {
+      // The refusals the test asks for are logged as failed loads; every response is checked
+      // below instead.
+      if (message.text().startsWith("Failed to load resource: the server responded")) return;
+      if (message.type() === "error" || message.type() === "warning") {
+        problems.push(`console ${message.type()}: ${message.text()}`);
+      }
+    });
+    const responses: string[] = [];
+    page.on("response", (response) => responses.push(`${response.status()} ${response.url()}`));
+    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+    page.on("request", (request) => {
+      requests.push({
+        method: request.method(),
+        url: request.url(),
+        authorization: request.headers().authorization,
+      });
+    });
+    // Any policy violation means something tried to load or run that the page did not ship.
+    await page.addInitScript(
+      `document.addEventListener("securitypolicyviolation", (e) => {
+        (window.__csp ||= []).push(e.violatedDirective + " " + e.blockedURI);
+      });`,
+    );
+    await page.goto(`${base}/inspect`);
+    assert.equal(await page.locator("h1").innerText(), "Run inspector");
+
+    await t.step("a missing token shows a clear message and no data", async () => {
+      await load(page, "");
+      assert.equal(
+        await page.locator("#message").innerText(),
+        "Enter the harness token first: the inspector reads runs with it.",
+      );
+      assert.equal(await page.locator("#message").getAttribute("role"), "alert");
+      await assertNoData(page);
+      assert.deepEqual(requests.filter((r) => r.url.includes("/v1/")), []);
+      screenshots.push(await shot(page, "01-token-missing"));
+    });
+
+    await t.step("a wrong token shows 401 UNAUTHENTICATED and no data", async () => {
+      await load(page, "wrong-token-0123456789abcdef");
+      await page.locator("#message.bad").waitFor();
+      assert.equal(
+        await page.locator("#message").innerText(),
+        "The token was refused (401 UNAUTHENTICATED): enter the harness token and load again.",
+      );
+      await assertNoData(page);
+      screenshots.push(await shot(page, "02-token-wrong"));
+    });
+
+    await t.step("the agent token shows 403 FORBIDDEN and no data", async () => {
+      await load(page, AGENT_TOKEN);
+      await page.locator("#message >> text=403 FORBIDDEN").waitFor();
+      assert.match(await page.locator("#message").innerText(), /needs the harness token/);
+      await assertNoData(page);
+      screenshots.push(await shot(page, "03-token-agent"));
+    });
+
+    await t.step("an unknown run shows RUN_NOT_FOUND and no data", async () => {
+      await load(page, HARNESS_TOKEN, "run-nobody-started");
+      await page.locator("#message >> text=RUN_NOT_FOUND").waitFor();
+      assert.equal(
+        await page.locator("#message").innerText(),
+        "No run run-nobody-started (404 RUN_NOT_FOUND): it does not exist or has expired.",
+      );
+      await assertNoData(page);
+    });
+
+    await t.step(
+      "the timeline lists the begun calls in begin order, status and evidence as colour and text",
+      async () => {
+        await load(page, HARNESS_TOKEN);
+        await page.locator("#timeline button").first().waitFor();
+        // Sizes come from each record; wait until every row has them.
+        await page.locator("#timeline >> text=sizes loading").first().waitFor({ state: "hidden" });
+        assert.equal(
+          await page.locator("#message").innerText(),
+          `Run ${RUN_ID}: ${LISTED.length} calls begun, status ACTIVE.`,
+        );
+        const rows = page.locator("#timeline button.call");
+        assert.equal(await rows.count(), LISTED.length);
+        for (const [index, call] of LISTED.entries()) {
+          const row = rows.nth(index);
+          assert.equal(await row.getAttribute("data-tool-call-id"), call.toolCallId);
+          assert.equal(await row.getAttribute("data-status"), call.status);
+          // Colour: the row's class; text: its badges.
+          assert.match((await row.getAttribute("class"))!, new RegExp(`\\bst-${call.status}\\b`));
+          const texts = await Promise.all(
+            Array.from(
+              { length: await row.locator(".badge").count() },
+              (_, i) => row.locator(".badge").nth(i).innerText(),
+            ),
+          );
+          const classes = await Promise.all(
+            Array.from(
+              { length: texts.length },
+              (_, i) => row.locator(".badge").nth(i).getAttribute("class"),
+            ),
+          );
+          const expected: string[] = [STATUS_TEXT[call.status!]];
+          const expectedClasses = [`badge b-${call.status}`];
+          if (call.evidence === "ERROR") {
+            expected.push("evidence: ERROR");
+            expectedClasses.push("badge b-ERROR");
+          } else if (call.evidence !== null) {
+            expected.push(call.evidence);
+            expectedClasses.push(`badge b-${call.evidence}`);
+          } else {
+            expected.push("evidence pending");
+            expectedClasses.push("badge b-none");
+          }
+          if (call.code !== null) {
+            expected.push(call.code);
+            expectedClasses.push("badge b-code");
+          }
+          assert.deepEqual(texts, expected, call.toolCallId);
+          assert.deepEqual(classes, expectedClasses, call.toolCallId);
+          const rec = await record(base, call.toolCallId);
+          const meta = await row.locator(".meta").innerText();
+          const duration = call.status === "PROJECTING"
+            ? "running, no duration yet"
+            : `${grouped((rec.updatedAt as number) - (rec.createdAt as number))} ms`;
+          const raw = "raw" in rec ? `raw ${grouped(bytes(rec.raw))} B` : "no raw";
+          const agent = rec.agentResult === null
+            ? "no agent result"
+            : `agent result ${grouped(bytes(rec.agentResult))} B`;
+          assert.equal(
+            meta,
+            `${duration} · request ${grouped(bytes(rec.request))} B · ${raw} · ${agent}`,
+            call.toolCallId,
+          );
+        }
+        // The refused call was never begun.
+        assert.equal(await page.locator(`[data-tool-call-id="call_write"]`).count(), 0);
+        assert.equal(await page.locator("#run-status").innerText(), "ACTIVE");
+        assert.equal(await page.locator("#run-used").innerText(), `${LISTED.length} of 20`);
+        assert.equal(
+          await page.locator("#per-tool tbody tr:has-text('search_logs')").innerText(),
+          "search_logs\t1\t3",
+        );
+        // The token is held by the script only: the field is emptied once it is read.
+        assert.equal(await page.locator("#token").inputValue(), "");
+        screenshots.push(await shot(page, "04-timeline"));
+      },
+    );
+
+    await t.step(
+      "selecting a call shows its request, agent view and raw response as recorded",
+      async () => {
+        for (const call of LISTED) {
+          await select(page, call.toolCallId);
+          const rec = await record(base, call.toolCallId);
+          const shown = await panes(page);
+          assert.deepEqual(shown.Request, rec.request, call.toolCallId);
+          assert.deepEqual(shown["Agent view"], agentView(rec), call.toolCallId);
+          assert.deepEqual(shown["Raw response"], rec.raw, call.toolCallId);
+          assert.equal(
+            await page.locator(`#timeline button[data-tool-call-id="${call.toolCallId}"]`)
+              .getAttribute("aria-current"),
+            "true",
+          );
+          const notice = await page.locator("#detail .notice").first().innerText();
+          const result = rec.agentResult as Json | null;
+          if (call.evidence === "NO_EVIDENCE") {
+            assert.equal(notice, `Nothing found in: ${result!.scope}`);
+          } else if (call.evidence === "EVIDENCE_FOUND") {
+            assert.equal(notice, `Evidence found in: ${result!.scope}`);
+          } else if (call.status === "ERROR") {
+            assert.equal(notice, `ERROR ${call.code}: ${ERROR_MESSAGES[call.code as ErrorCode]}`);
+          } else {
+            assert.match(notice, /^Still running \(PROJECTING\)/);
+          }
+          screenshots.push(await shot(page, `05-call-${call.toolCallId}`));
+        }
+      },
+    );
+
+    await t.step(
+      "payloads with <script>, <img onerror> and javascript: links render as text and run nothing",
+      async () => {
+        await select(page, "call_markup");
+        const raw = await page.locator("#detail .pane >> nth=2").locator("pre").textContent();
+        for (const markup of Object.values(HOSTILE)) {
+          assert.ok(raw!.includes(JSON.stringify(markup).slice(1, -1)), markup);
+        }
+        // Clicking the link text does nothing: it is text in a <pre>.
+        await page.locator("#detail pre >> text=open the runbook").first().click();
+        assert.equal(page.url(), `${base}/inspect`);
+        const globals = await page.evaluate(() => {
+          const g = globalThis as PageGlobals;
+          return {
+            xss: g.__xss ?? null,
+            csp: g.__csp ?? [],
+            links: g.document.querySelectorAll("a").length,
+            images: g.document.querySelectorAll("img, iframe, object, embed").length,
+            scripts: Array.from(g.document.scripts, (script) => script.src),
+            cookie: g.document.cookie,
+            storage: g.localStorage.length + g.sessionStorage.length,
+          };
+        });
+        assert.deepEqual(globals, {
+          xss: null,
+          csp: [],
+          links: 0,
+          images: 0,
+          scripts: [`${base}/inspect/app.js`],
+          cookie: "",
+          storage: 0,
+        });
+        assert.deepEqual(dialogs, []);
+        assert.deepEqual(problems, []);
+        screenshots.push(await shot(page, "06-hostile-payloads"));
+      },
+    );
+
+    await t.step("the timeline works with the keyboard, with a visible focus", async () => {
+      await page.locator("#timeline button.call").first().focus();
+      await page.keyboard.press("Home");
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("Enter");
+      await page.locator("#detail-title >> text=call_large").waitFor();
+      const focus = await page.evaluate(() => {
+        const g = globalThis as PageGlobals;
+        const active = g.document.activeElement;
+        return {
+          id: active?.dataset?.toolCallId ?? null,
+          visible: g.document.querySelector(":focus")?.matches(":focus-visible") ?? false,
+        };
+      });
+      assert.deepEqual(focus, { id: "call_large", visible: true });
+      await page.keyboard.press("End");
+      await page.keyboard.press(" ");
+      await page.locator("#detail-title >> text=call_held").waitFor();
+      screenshots.push(await shot(page, "07-keyboard"));
+    });
+
+    await t.step("a call held open shows PROJECTING, then its outcome after Refresh", async () => {
+      await select(page, "call_held");
+      assert.equal(
+        await page.locator("#detail .pane >> nth=1").locator(".absent").innerText(),
+        "Nothing yet: the call has not returned.",
+      );
+      releaseHeld();
+      releaseHeld = () => {};
+      const answered = await held as Json;
+      assert.equal(answered.status, "READY");
+      await page.click("#refresh");
+      await page.locator(`#timeline button[data-tool-call-id="call_held"][data-status="READY"]`)
+        .waitFor();
+      await page.locator("#detail .notice.found").waitFor();
+      const rec = await record(base, "call_held");
+      const shown = await panes(page);
+      assert.deepEqual(shown.Request, rec.request);
+      assert.deepEqual(shown["Agent view"], agentView(rec));
+      assert.deepEqual(shown["Raw response"], rec.raw);
+      screenshots.push(await shot(page, "08-held-call-finished"));
+    });
+
+    await t.step(
+      "an ENDED run shows the facts it ended with; the page ends no run itself",
+      async () => {
+        // Until here the run was ACTIVE: the page never asked to end it.
+        assert.deepEqual(requests.filter((r) => r.method === "POST"), []);
+        const ended = await fetch(`${base}/v1/runs/${RUN_ID}/end`, {
+          method: "POST",
+          headers: harness,
+        });
+        assert.equal(ended.status, 200);
+        const report = await ended.json() as { facts: Json[]; omitted: number };
+        assert.deepEqual(
+          report.facts.map((fact) => [fact.toolCallId, fact.kind]),
+          [
+            ["call_found", "EVIDENCE"],
+            ["call_none", "NEGATIVE_OBSERVATION"],
+            ["call_markup", "EVIDENCE"],
+            ["call_held", "EVIDENCE"],
+          ],
+        );
+        await page.click("#refresh");
+        await page.locator("#facts").waitFor({ state: "visible" });
+        assert.equal(await page.locator("#run-status").innerText(), "ENDED");
+        const items = page.locator("#facts li");
+        assert.equal(await items.count(), report.facts.length);
+        for (const [index, fact] of report.facts.entries()) {
+          const text = await items.nth(index).innerText();
+          assert.ok(text.includes(fact.toolCallId as string), text);
+          assert.ok(text.includes(fact.kind as string), text);
+          const scope = fact.kind === "NEGATIVE_OBSERVATION" ? "Nothing found in: " : "Scope: ";
+          assert.ok(text.includes(`${scope}${fact.scope}`), text);
+          assert.deepEqual(
+            JSON.parse((await items.nth(index).locator("pre").textContent())!),
+            fact.content,
+          );
+        }
+        // The selected call says where it stands among the facts.
+        await page.locator("#detail >> text=In the facts the run ended with: fact 4, EVIDENCE.")
+          .waitFor();
+        await select(page, "call_failed");
+        await page.locator("#detail >> text=Not among the facts the run ended with.").waitFor();
+        // Exactly one end request per load of the ENDED run, each only after it had ended.
+        const posts = requests.filter((r) => r.method === "POST");
+        assert.deepEqual(posts.map((r) => r.url), [`${base}/v1/runs/${RUN_ID}/end`]);
+        screenshots.push(await shot(page, "09-ended-run-facts"));
+        await select(page, "call_none");
+        screenshots.push(await shot(page, "10-ended-run-no-evidence"));
+      },
+    );
+
+    await t.step(
+      "the token never left in a URL, and every data request carried it as a bearer header",
+      async () => {
+        assert.ok(
+          requests.every((r) => !r.url.includes(HARNESS_TOKEN) && !r.url.includes("token")),
+        );
+        assert.ok(requests.every((r) => r.url.startsWith(`${base}/`)), "no other origin");
+        const data = requests.filter((r) => r.url.includes("/v1/"));
+        assert.ok(data.length > LISTED.length);
+        const allowed = new Set([
+          "Bearer wrong-token-0123456789abcdef",
+          `Bearer ${AGENT_TOKEN}`,
+          `Bearer ${HARNESS_TOKEN}`,
+        ]);
+        assert.ok(data.every((r) => allowed.has(r.authorization ?? "")));
+        assert.equal(await page.locator("#token").getAttribute("value"), null);
+        // Every answer that was not 200 was one of the refusals asked for above.
+        assert.deepEqual(responses.filter((line) => !line.startsWith("200 ")), [
+          `401 ${base}/v1/runs/${RUN_ID}`,
+          `403 ${base}/v1/runs/${RUN_ID}`,
+          `404 ${base}/v1/runs/run-nobody-started`,
+        ]);
+        assert.ok(responses.includes(`200 ${base}/inspect/icon.svg`), responses.join("\n"));
+        assert.deepEqual(dialogs, []);
+        assert.deepEqual(problems, []);
+      },
+    );
+
+    if (Deno.env.get("UPDATE_DOCS_SCREENSHOT") === "1") {
+      const selected = await docsRun(base);
+      const docs = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await docs.goto(`${base}/inspect`);
+      await load(docs, HARNESS_TOKEN, DOCS_RUN_ID);
+      await docs.locator("#timeline >> text=sizes loading").first().waitFor({ state: "hidden" });
+      await select(docs, selected);
+      await docs.screenshot({ path: `${ROOT}docs/inspector.png`, fullPage: true });
+      screenshots.push(`${ROOT}docs/inspector.png`);
+    }
+    console.log(`inspector screenshots:\n  ${screenshots.join("\n  ")}`);
+  } finally {
+    releaseHeld();
+    await browser.close();
+    await server.shutdown();
+  }
+});
