@@ -18,7 +18,7 @@ import { type RedisServer, startRedisServer } from "./support/redis_server.ts";
 import { RespError, RespStatus } from "./support/resp.ts";
 import { startUpstashEndpoint, type UpstashEndpoint } from "./support/upstash_endpoint.ts";
 
-const WAIT_MS = 200;
+const WAIT_MS = 500;
 
 interface Pair {
   primary: RedisServer;
@@ -174,10 +174,19 @@ Deno.test("UpstashStore with durability: a begin no replica confirmed fails clos
     const spare = await startRedisServer({ replicaOf: pair.replica.port });
     try {
       await until(spare, "replication", /master_link_status:up/);
+      // The new primary must also count it as an online replica, or WAIT may not hear from it.
+      await until(pair.replica, "replication", /slave0:.*state=online/);
       const retried = await boundary.invoke(run, call);
       assert.equal(retried.status === "ERROR" && retried.code, "DUPLICATE_TOOL_CALL");
       assert.equal(runs(), 0);
-      const fresh = await boundary.invoke(run, { ...call, toolCallId: "call_other" });
+      // A replica that has just come online may take a moment to acknowledge: until it does, a
+      // begin still fails closed and its tool does not run.
+      let fresh = await boundary.invoke(run, { ...call, toolCallId: "call_other_0" });
+      for (let i = 1; i < 10 && fresh.status === "ERROR"; i++) {
+        assert.equal(fresh.code, "STORE_UNAVAILABLE", JSON.stringify(fresh));
+        assert.equal(runs(), 0);
+        fresh = await boundary.invoke(run, { ...call, toolCallId: `call_other_${i}` });
+      }
       assert.equal(fresh.status, "READY", JSON.stringify(fresh));
       assert.equal(runs(), 1);
     } finally {
