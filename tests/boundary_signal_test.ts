@@ -11,7 +11,6 @@ import {
   defineTool,
   ERROR_MESSAGES,
   type ErrorCode,
-  MemoryStore,
   type RunContext,
   type Store,
   ToolBoundary,
@@ -19,34 +18,8 @@ import {
   ToolError,
   toolError,
 } from "../src/mod.ts";
-import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { CANARY_SECRET } from "../src/testing/mod.ts";
-import { startUpstashFixture } from "./support/upstash_fixture.ts";
-
-interface OpenStore {
-  store: Store;
-  close(): Promise<void>;
-}
-
-const STORES: { name: string; open(): Promise<OpenStore> }[] = [
-  {
-    name: "MemoryStore",
-    open: () => Promise.resolve({ store: new MemoryStore(), close: () => Promise.resolve() }),
-  },
-  {
-    name: "UpstashStore",
-    open: async () => {
-      const fixture = await startUpstashFixture();
-      return {
-        store: new UpstashStore({ redis: fixture.createRedis() }),
-        close: () => fixture.stop(),
-      };
-    },
-  },
-];
-
-let sequence = 0;
-const uniqueId = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${sequence++}`;
+import { STORES, uniqueId } from "./support/stores.ts";
 
 /** What the tools saw and did, and what each test tells them to do. */
 interface Probe {

@@ -1,0 +1,42 @@
+/**
+ * The two stores the boundary tests run on, each opened fresh per test: MemoryStore, and
+ * UpstashStore through the real client and the REST endpoint in front of its own redis-server.
+ *
+ * @module
+ */
+import type { Store } from "../../src/mod.ts";
+import { MemoryStore } from "../../src/stores/memory.ts";
+import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { startUpstashFixture } from "./upstash_fixture.ts";
+
+/** A store under test, and how to stop what it needs. */
+export interface OpenStore {
+  /** The store. */
+  store: Store;
+  /** Stops its redis-server and endpoint (a no-op for MemoryStore). */
+  close(): Promise<void>;
+}
+
+/** Both stores, by name. */
+export const STORES: readonly { name: string; open(): Promise<OpenStore> }[] = [
+  {
+    name: "MemoryStore",
+    open: () => Promise.resolve({ store: new MemoryStore(), close: () => Promise.resolve() }),
+  },
+  {
+    name: "UpstashStore",
+    open: async () => {
+      const fixture = await startUpstashFixture();
+      return {
+        store: new UpstashStore({ redis: fixture.createRedis() }),
+        close: () => fixture.stop(),
+      };
+    },
+  },
+];
+
+let sequence = 0;
+
+/** An ID no other test of the process uses, for runs and calls on a shared store. */
+export const uniqueId = (prefix: string): string =>
+  `${prefix}_${Date.now().toString(36)}_${sequence++}`;
