@@ -141,6 +141,10 @@ const statusesOf = (codes: readonly (keyof typeof HTTP_STATUS_BY_CODE)[]): numbe
   ...new Set(codes.map((code) => HTTP_STATUS_BY_CODE[code])),
 ];
 
+/** The OpenAPI responses of a route that answers a `BoundaryResult` with these codes' statuses. */
+const resultResponses = (codes: readonly (keyof typeof HTTP_STATUS_BY_CODE)[]) =>
+  Object.fromEntries(statusesOf(codes).map((status) => [status, "BoundaryResult" as const]));
+
 function topKey(issues: readonly v.BaseIssue<unknown>[]): string | null {
   const key = (issues[0]?.path?.[0] as { key?: unknown } | undefined)?.key;
   return typeof key === "string" ? key : null;
@@ -238,19 +242,17 @@ export const ROUTES: readonly Route[] = [
     summary: "Submit one tool call; returns the bounded result or a safe error.",
     access: "agent",
     body: TOOL_CALL_BODY,
-    responses: Object.fromEntries(
-      statusesOf([
-        "EXECUTION_FAILED",
-        "INVALID_INPUT",
-        "REQUEST_TOO_LARGE",
-        "UNAUTHORIZED",
-        "RUN_NOT_FOUND",
-        "DUPLICATE_TOOL_CALL",
-        "DEADLINE_EXCEEDED",
-        "RUN_BUDGET_EXHAUSTED",
-        "STORE_UNAVAILABLE",
-      ]).map((status) => [status, "BoundaryResult" as const]),
-    ),
+    responses: resultResponses([
+      "EXECUTION_FAILED",
+      "INVALID_INPUT",
+      "REQUEST_TOO_LARGE",
+      "UNAUTHORIZED",
+      "RUN_NOT_FOUND",
+      "DUPLICATE_TOOL_CALL",
+      "DEADLINE_EXCEEDED",
+      "RUN_BUDGET_EXHAUSTED",
+      "STORE_UNAVAILABLE",
+    ]),
     // The request's signal is not passed on: a client that disconnects (a dropped connection,
     // a proxy's timeout) has not asked to stop the tool. The call finishes and is recorded, so a
     // retry under the same ID gets the real outcome (replay, recall) instead of CANCELLED.
@@ -265,17 +267,15 @@ export const ROUTES: readonly Route[] = [
       "Get the recorded result of a tool call again (harness only; never executes anything).",
     access: "harness",
     body: TOOL_CALL_BODY,
-    responses: Object.fromEntries(
-      statusesOf([
-        "EXECUTION_FAILED",
-        "INVALID_INPUT",
-        "REQUEST_TOO_LARGE",
-        "RUN_NOT_FOUND",
-        "TOOL_CALL_CONFLICT",
-        "RECORD_EXPIRED",
-        "STORE_UNAVAILABLE",
-      ]).map((status) => [status, "BoundaryResult" as const]),
-    ),
+    responses: resultResponses([
+      "EXECUTION_FAILED",
+      "INVALID_INPUT",
+      "REQUEST_TOO_LARGE",
+      "RUN_NOT_FOUND",
+      "TOOL_CALL_CONFLICT",
+      "RECORD_EXPIRED",
+      "STORE_UNAVAILABLE",
+    ]),
     handle: (c, deps, body) =>
       answerCall(c, deps, body, (boundary, run, envelope) => boundary.recall(run, envelope)),
   }),

@@ -60,15 +60,17 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
     if (replayed.status === "ERROR" && replayed.replayed !== true) {
       return call.refuse(replayed.code);
     }
-    emit(setup, {
-      type: "call.replayed",
-      runId: run.runId,
-      toolCallId,
-      toolName: tool.name,
-      status: replayed.status,
-      code: replayed.status === "ERROR" ? replayed.code : null,
-      result: structuredClone(replayed),
-    });
+    if (setup.observe !== undefined) {
+      emit(setup, {
+        type: "call.replayed",
+        runId: run.runId,
+        toolCallId,
+        toolName: tool.name,
+        status: replayed.status,
+        code: replayed.status === "ERROR" ? replayed.code : null,
+        result: structuredClone(replayed),
+      });
+    }
     return replayed;
   }
   if (call.cancelled()) call.fail("CANCELLED", null);
