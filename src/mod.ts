@@ -89,6 +89,7 @@ export type {
   ToolCallEnvelope,
 } from "./core/types.ts";
 export type { JsonObject, JsonValue } from "./core/json.ts";
+export { TOOL_CALL_ID_META } from "./core/ids.ts";
 export { DEFAULT_LIMITS, type Limits } from "./core/limits.ts";
 export {
   BoundaryError,

@@ -21,6 +21,21 @@ export const TOOL_CALL_ID_PATTERN: RegExp = /^(?!\.+$)[A-Za-z0-9_.:-]{1,256}$/;
 /** Run IDs: 1 to 128 of `A-Z a-z 0-9 _ - .`, not dots only. */
 export const RUN_ID_PATTERN: RegExp = /^(?!\.+$)[A-Za-z0-9_.-]{1,128}$/;
 
+/**
+ * The `_meta` key of an MCP `tools/call` that carries the framework's tool call ID: read by the
+ * app's MCP route (`@tool-boundary/core/hono`), sent upstream by the MCP gateway
+ * (`@tool-boundary/mcp`).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { TOOL_CALL_ID_META } from "@tool-boundary/core";
+ * const params = { name: "search", arguments: {}, _meta: { [TOOL_CALL_ID_META]: "call_1" } };
+ * assert.equal(params._meta["io.tool-boundary/toolCallId"], "call_1");
+ * ```
+ */
+export const TOOL_CALL_ID_META = "io.tool-boundary/toolCallId";
+
 /** A UTF-16 code unit that is half of a pair with its other half missing. */
 const LONE_SURROGATE = /\p{Cs}/u;
 

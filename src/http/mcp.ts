@@ -12,6 +12,7 @@
  * @module
  */
 import type { Context } from "hono";
+import { TOOL_CALL_ID_META } from "../core/ids.ts";
 import type { ToolBoundary } from "../core/boundary.ts";
 import type { BoundaryResult } from "../core/types.ts";
 import type { AppEnv } from "./auth.ts";
@@ -22,8 +23,7 @@ import { callError } from "./status.ts";
 /** The MCP revisions served, newest first; `initialize` falls back to the first. */
 export const MCP_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const;
 
-/** The `_meta` key of `tools/call` that carries the framework's tool call ID. */
-export const TOOL_CALL_ID_META = "io.tool-boundary/toolCallId";
+export { TOOL_CALL_ID_META };
 
 // The revision a request without MCP-Protocol-Version is taken to speak (the spec's rule), and
 // the only one of those served with JSON-RPC batches (2025-06-18 removed them).
