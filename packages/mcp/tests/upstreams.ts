@@ -1,0 +1,113 @@
+/**
+ * The upstream MCP servers of the gateway tests, as published on npm (see npm/package.json):
+ * `@modelcontextprotocol/server-filesystem` over stdio and `@modelcontextprotocol/server-everything`
+ * over Streamable HTTP, each run with Node. They are installed by the tests themselves; a failed
+ * install fails the test. Each client logs the JSON-RPC messages it sends, so a test can tell what
+ * reached the server.
+ */
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+// @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { freePort, run, start } from "../../../tests/runtime/process.ts";
+
+const NPM = new URL("./npm/", import.meta.url).pathname;
+const SERVERS = `${NPM}node_modules/@modelcontextprotocol/`;
+
+/** One JSON-RPC request a client sent: its method and params. */
+export interface Sent {
+  method: string;
+  params: Record<string, unknown>;
+}
+
+/** A connected client, what it sent, and how to stop it and its server. */
+export interface Upstream {
+  client: Client;
+  /** Every JSON-RPC request and notification sent, in order. */
+  sent: Sent[];
+  /** The `tools/call` requests sent. */
+  calls(): Sent[];
+  close(): Promise<void>;
+}
+
+let installed: Promise<string> | undefined;
+
+/** Installs the servers once per process (npm is a no-op when they are up to date). */
+function install(): Promise<string> {
+  installed ??= run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
+    cwd: NPM,
+  });
+  return installed;
+}
+
+function upstream(client: Client, sent: Sent[], close: () => Promise<void>): Upstream {
+  return {
+    client,
+    sent,
+    calls: () => sent.filter((message) => message.method === "tools/call"),
+    close,
+  };
+}
+
+function log(sent: Sent[], message: unknown): void {
+  for (const item of Array.isArray(message) ? message : [message]) {
+    if (typeof item?.method === "string") {
+      sent.push({ method: item.method, params: structuredClone(item.params ?? {}) });
+    }
+  }
+}
+
+/**
+ * The filesystem server on `folder`, over stdio.
+ *
+ * @param folder The one folder it may read and write.
+ */
+export async function filesystemServer(folder: string): Promise<Upstream> {
+  await install();
+  const sent: Sent[] = [];
+  const transport = new StdioClientTransport({
+    command: "node",
+    args: [`${SERVERS}server-filesystem/dist/index.js`, folder],
+    stderr: "pipe",
+  });
+  // What the client hands the real transport, written down on its way out.
+  const send = transport.send.bind(transport);
+  transport.send = (message) => {
+    log(sent, message);
+    return send(message);
+  };
+  const client = new Client({ name: "gateway-test", version: "1.0.0" });
+  await client.connect(transport);
+  return upstream(client, sent, () => client.close());
+}
+
+/** The everything server in its Streamable HTTP mode, on a free loopback port. */
+export async function everythingServer(): Promise<Upstream & { url: string }> {
+  await install();
+  const port = freePort();
+  const child = start("node", [`${SERVERS}server-everything/dist/index.js`, "streamableHttp"], {
+    env: { PORT: String(port) },
+  });
+  await child.waitFor(/listening on port/i, 30_000);
+  const url = `http://127.0.0.1:${port}/mcp`;
+  const sent: Sent[] = [];
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    // The bodies of what goes out over real HTTP, written down first.
+    fetch: (input, init) => {
+      if (typeof init?.body === "string") log(sent, JSON.parse(init.body));
+      return fetch(input, init);
+    },
+  });
+  const client = new Client({ name: "gateway-test", version: "1.0.0" });
+  await client.connect(transport);
+  return {
+    ...upstream(client, sent, async () => {
+      await client.close();
+      const status = await child.stop();
+      assert.ok(status.code === 0 || status.signal === "SIGTERM", child.output());
+    }),
+    url,
+  };
+}
