@@ -1,19 +1,47 @@
 /**
- * The Bun entry, bundled, running under Bun (npm package `bun`).
+ * The Bun entry, bundled, running under Bun (npm package `bun`): a whole run over HTTP, the
+ * refusal to start without tokens, the MCP route's 404 without SERVER_SECRET, and with it the MCP
+ * route to the official client with a run token (refused on another run).
  */
 import assert from "node:assert/strict";
 import { AGENT_TOKEN, HARNESS_TOKEN, over, wholeRun } from "./flow.ts";
-import { freePort, start } from "./process.ts";
+import { mcpOtherRun, mcpRun, mcpWithoutSecret, SERVER_SECRET } from "./mcp_flow.ts";
+import { type Child, freePort, start } from "./process.ts";
 import { bundle, npmBin } from "./setup.ts";
 
-Deno.test("bun: the Bun bundle serves a whole run, and refuses to start without tokens", async () => {
+/** Bundles edge/bun.ts, and calls `fn` with a starter of Bun on the bundle. */
+async function withBunBundle(
+  fn: (bun: (env: Record<string, string>) => Child) => Promise<void>,
+): Promise<void> {
   const bin = await npmBin();
   const dir = await Deno.makeTempDir({ prefix: "tb-bun-" });
   try {
     const entry = await bundle("edge/bun.ts", dir);
-    const refused = start(`${bin}/bun`, [entry], {
-      env: { AGENT_TOKEN, HARNESS_TOKEN: "" },
-    });
+    await fn((env) => start(`${bin}/bun`, [entry], { env }));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Starts the bundle on a free loopback port and calls `fn` with its base URL. */
+async function serving(
+  bun: (env: Record<string, string>) => Child,
+  env: Record<string, string>,
+  fn: (base: string) => Promise<void>,
+): Promise<void> {
+  const port = freePort();
+  const child = bun({ ...env, PORT: String(port), HOST: "127.0.0.1" });
+  try {
+    await child.waitFor(/memory store, listening on http:\/\/127\.0\.0\.1:\d+/);
+    await fn(`http://127.0.0.1:${port}`);
+  } finally {
+    await child.stop();
+  }
+}
+
+Deno.test("bun: the Bun bundle serves a whole run, and refuses to start without tokens", async () => {
+  await withBunBundle(async (bun) => {
+    const refused = bun({ AGENT_TOKEN, HARNESS_TOKEN: "" });
     const status = await refused.status;
     assert.notEqual(status.code, 0);
     assert.match(
@@ -21,25 +49,19 @@ Deno.test("bun: the Bun bundle serves a whole run, and refuses to start without 
       /Refusing to start: AGENT_TOKEN and HARNESS_TOKEN/,
     );
 
-    const port = freePort();
-    const child = start(`${bin}/bun`, [entry], {
-      env: {
-        AGENT_TOKEN,
-        HARNESS_TOKEN,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-      },
-    });
-    try {
-      await child.waitFor(
-        /memory store, listening on http:\/\/127\.0\.0\.1:\d+/,
-      );
-      const { steps } = await wholeRun(over(`http://127.0.0.1:${port}`));
+    await serving(bun, { AGENT_TOKEN, HARNESS_TOKEN }, async (base) => {
+      const { steps } = await wholeRun(over(base));
       console.log(`bun: ${steps.join("; ")}`);
-    } finally {
-      await child.stop();
-    }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
+      await mcpWithoutSecret(base, AGENT_TOKEN, HARNESS_TOKEN);
+    });
+  });
+});
+
+Deno.test("bun: with SERVER_SECRET the Bun bundle serves MCP to the official client with a run token", async () => {
+  await withBunBundle(async (bun) => {
+    await serving(bun, { AGENT_TOKEN, HARNESS_TOKEN, SERVER_SECRET }, async (base) => {
+      console.log(`bun MCP: ${(await mcpRun(base, HARNESS_TOKEN)).join("; ")}`);
+      console.log(`bun MCP: ${await mcpOtherRun(base, HARNESS_TOKEN)}`);
+    });
+  });
 });

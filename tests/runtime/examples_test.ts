@@ -1,25 +1,45 @@
 /**
  * The examples/, each built and run the way its README says, in its runtime: the Cloudflare
- * Worker in workerd, the Deno Deploy app under `deno serve`, the Bun script under Bun. Each
+ * Worker in workerd (over HTTP and, with SERVER_SECRET, over MCP with a run token), the Deno
+ * Deploy app under `deno serve`, the Bun script under Bun. Each
  * imports the package by its name; examples/deno.json maps the name to this repository's source.
  */
 import assert from "node:assert/strict";
 import { AGENT_TOKEN, exampleRun, HARNESS_TOKEN, over } from "./flow.ts";
+import { mcpConnect, SERVER_SECRET, startMcpRun } from "./mcp_flow.ts";
 import { ROOT, run, start } from "./process.ts";
 import { bundle, npmBin, serveWorker } from "./setup.ts";
 
 const CONFIG = "examples/deno.json";
 const NO_UPSTASH = { UPSTASH_REDIS_REST_URL: "", UPSTASH_REDIS_REST_TOKEN: "" };
 
-Deno.test("examples/cloudflare: the Worker serves a run in workerd, and a JSON 500 without tokens", async () => {
+Deno.test("examples/cloudflare: the Worker serves a run in workerd over HTTP and MCP, and a JSON 500 without tokens", async () => {
   const entry = "examples/cloudflare/src/worker.ts";
-  await serveWorker(entry, { AGENT_TOKEN, HARNESS_TOKEN }, async (base) => {
+  await serveWorker(entry, { AGENT_TOKEN, HARNESS_TOKEN, SERVER_SECRET }, async (base) => {
     const { steps } = await exampleRun(over(base), {
       name: "service_status",
       found: { service: "api" },
       missing: { service: "search" },
     });
     console.log(`examples/cloudflare: ${steps.join("; ")}`);
+    // SERVER_SECRET from .dev.vars.example reaches createApp: a run token and the MCP route.
+    const { runId, agentToken } = await startMcpRun(base, HARNESS_TOKEN);
+    const { client } = await mcpConnect(base, runId, agentToken);
+    try {
+      const { tools } = await client.listTools();
+      assert.deepEqual(tools.map((tool) => tool.name), ["service_status"]);
+      const found = await client.callTool({
+        name: "service_status",
+        arguments: { service: "api" },
+      });
+      assert.deepEqual(found.structuredContent, {
+        evidence: "EVIDENCE_FOUND",
+        scope: 'status page entry of "api"',
+        content: "degraded: p99 latency above 2 s since 09:40 UTC",
+      });
+    } finally {
+      await client.close();
+    }
   }, CONFIG);
   await serveWorker(entry, { HARNESS_TOKEN }, async (base) => {
     const res = await fetch(`${base}/v1/runs`, { method: "POST" });

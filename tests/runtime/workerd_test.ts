@@ -1,17 +1,32 @@
 /**
- * The Cloudflare Workers entry, bundled, running in workerd (through miniflare, from Node).
+ * The Cloudflare Workers entry, bundled, running in workerd (through miniflare, from Node): a whole
+ * run over HTTP, the MCP route with SERVER_SECRET (the official client with a run token, and a run
+ * token refused on another run), the MCP route's 404 without it, and the JSON 500 without tokens.
  */
 import assert from "node:assert/strict";
 import { AGENT_TOKEN, HARNESS_TOKEN, over, wholeRun } from "./flow.ts";
+import { mcpOtherRun, mcpRun, mcpWithoutSecret, SERVER_SECRET } from "./mcp_flow.ts";
 import { serveWorker } from "./setup.ts";
 
-Deno.test("workerd: the worker bundle serves a whole run on the memory store", async () => {
+Deno.test("workerd: the worker bundle serves a whole run on the memory store, no MCP without SERVER_SECRET", async () => {
   await serveWorker(
     "edge/cloudflare.ts",
     { AGENT_TOKEN, HARNESS_TOKEN },
     async (base) => {
       const { steps } = await wholeRun(over(base));
       console.log(`workerd: ${steps.join("; ")}`);
+      await mcpWithoutSecret(base, AGENT_TOKEN, HARNESS_TOKEN);
+    },
+  );
+});
+
+Deno.test("workerd: with SERVER_SECRET the worker serves MCP to the official client with a run token", async () => {
+  await serveWorker(
+    "edge/cloudflare.ts",
+    { AGENT_TOKEN, HARNESS_TOKEN, SERVER_SECRET },
+    async (base) => {
+      console.log(`workerd MCP: ${(await mcpRun(base, HARNESS_TOKEN)).join("; ")}`);
+      console.log(`workerd MCP: ${await mcpOtherRun(base, HARNESS_TOKEN)}`);
     },
   );
 });

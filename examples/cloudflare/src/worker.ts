@@ -2,8 +2,9 @@
  * A Cloudflare Worker that serves one tool behind the boundary over HTTP.
  *
  * Secrets: AGENT_TOKEN and HARNESS_TOKEN (required; for `wrangler dev`, in `.dev.vars`: copy
- * `.dev.vars.example`), UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (optional: without
- * them the store is in memory, one per isolate, fine for trying it out).
+ * `.dev.vars.example`), SERVER_SECRET (optional, at least 32 characters: run tokens and the MCP
+ * route), UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (optional: without them the store
+ * is in memory, one per isolate, fine for trying it out).
  *
  * @module
  */
@@ -18,6 +19,7 @@ import { UpstashStore } from "@tool-boundary/core/upstash";
 export interface Env {
   AGENT_TOKEN?: string;
   HARNESS_TOKEN?: string;
+  SERVER_SECRET?: string;
   UPSTASH_REDIS_REST_URL?: string;
   UPSTASH_REDIS_REST_TOKEN?: string;
 }
@@ -52,7 +54,9 @@ function build(env: Env): BoundaryApp {
     ? new UpstashStore({ redis: new Redis({ url, token, enableAutoPipelining: false }) })
     : new MemoryStore();
   const boundary = new ToolBoundary({ store, tools: [serviceStatus] });
-  return createApp({ boundary, agentToken, harnessToken });
+  // Without a secret there are no run tokens and the MCP route answers 404.
+  const secret = env.SERVER_SECRET;
+  return createApp({ boundary, agentToken, harnessToken, ...(secret ? { secret } : {}) });
 }
 
 let app: BoundaryApp | undefined;
