@@ -70,9 +70,9 @@ export interface McpToolInfo {
 /** What a request to the upstream server may be given. */
 export interface McpRequestOptions {
   /** Aborts the request (the SDK then sends `notifications/cancelled`). */
-  signal?: AbortSignal | undefined;
+  signal?: AbortSignal;
   /** Milliseconds before the client gives up. */
-  timeout?: number | undefined;
+  timeout?: number;
 }
 
 /**

@@ -83,17 +83,28 @@ export async function filesystemServer(folder: string): Promise<Upstream> {
   return upstream(client, sent, () => client.close());
 }
 
-/** The everything server in its Streamable HTTP mode, on a free loopback port. */
-export async function everythingServer(): Promise<Upstream & { url: string }> {
+/** The everything server in its Streamable HTTP mode, on a free loopback port, with no client. */
+export async function startEverything(): Promise<{ url: string; stop(): Promise<void> }> {
   await install();
   const port = freePort();
   const child = start("node", [`${SERVERS}server-everything/dist/index.js`, "streamableHttp"], {
     env: { PORT: String(port) },
   });
   await child.waitFor(/listening on port/i, 30_000);
-  const url = `http://127.0.0.1:${port}/mcp`;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    stop: async () => {
+      const status = await child.stop();
+      assert.ok(status.code === 0 || status.signal === "SIGTERM", child.output());
+    },
+  };
+}
+
+/** The everything server over Streamable HTTP, and a client connected to it. */
+export async function everythingServer(): Promise<Upstream & { url: string }> {
+  const server = await startEverything();
   const sent: Sent[] = [];
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
+  const transport = new StreamableHTTPClientTransport(new URL(server.url), {
     // The bodies of what goes out over real HTTP, written down first.
     fetch: (input, init) => {
       if (typeof init?.body === "string") log(sent, JSON.parse(init.body));
@@ -101,13 +112,17 @@ export async function everythingServer(): Promise<Upstream & { url: string }> {
     },
   });
   const client = new Client({ name: "gateway-test", version: "1.0.0" });
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
   return {
     ...upstream(client, sent, async () => {
       await client.close();
-      const status = await child.stop();
-      assert.ok(status.code === 0 || status.signal === "SIGTERM", child.output());
+      await server.stop();
     }),
-    url,
+    url: server.url,
   };
 }
