@@ -5,6 +5,8 @@
  * The server secret (run tokens, MCP sessions) comes from SERVER_SECRET or is generated; it is
  * never printed.
  * The store is in memory unless UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set.
+ * MCP_UPSTREAMS (a JSON array, see edge/gateway.ts) makes it the MCP gateway: the tools of those
+ * upstream MCP servers instead of the demo tools.
  * PORT picks the port (default 8787; 0 for any free one). The run inspector is served at /inspect
  * (INSPECTOR=off turns it off). Each failed call is logged with its code
  * and the error's name, never its message or any call data.
@@ -14,6 +16,7 @@
 import { Redis } from "@upstash/redis";
 import type { BoundaryEvent } from "../src/mod.ts";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import { connectGateway, upstreamsOf } from "./gateway.ts";
 import { TOOLS } from "./tools.ts";
 
 /** One line per failed call: its code and the error's name, nothing a message could carry. */
@@ -38,6 +41,9 @@ const harnessToken = env.HARNESS_TOKEN || generated();
 const secret = env.SERVER_SECRET || `${generated()}${generated()}`;
 // On unless INSPECTOR=off: the page holds no data and the server listens on loopback only.
 const inspector = env.INSPECTOR?.trim().toLowerCase() !== "off";
+const upstreams = upstreamsOf(env.MCP_UPSTREAMS);
+const gateway = upstreams.length === 0 ? null : await connectGateway(upstreams);
+const tools = gateway?.tools ?? TOOLS;
 const { app, store } = buildEdgeApp(
   {
     ...env,
@@ -47,7 +53,7 @@ const { app, store } = buildEdgeApp(
     INSPECTOR: inspector ? "on" : "off",
   },
   (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
-  TOOLS,
+  tools,
   logFailure,
 );
 
@@ -62,7 +68,11 @@ Deno.serve({
   agent token   (${from("AGENT_TOKEN")}): ${agentToken}
   harness token (${from("HARNESS_TOKEN")}): ${harnessToken}
   server secret (${from("SERVER_SECRET")}, not shown): run tokens and MCP sessions
-  demo tools: ${TOOLS.map((tool) => tool.name).join(", ")}
+  ${
+      gateway === null
+        ? `demo tools: ${TOOLS.map((tool) => tool.name).join(", ")}`
+        : `MCP gateway (MCP_UPSTREAMS):\n    ${gateway.summary.join("\n    ")}`
+    }
   MCP: POST ${url}/v1/runs/<runId>/mcp with the agent token (docs/mcp.md)
   run inspector: ${inspector ? `${url}/inspect (paste the harness token there)` : "off"}
 
