@@ -57,6 +57,19 @@ const { app, store } = buildEdgeApp(
   logFailure,
 );
 
+/** The curl lines of the demo tools. */
+const TRY_IT = (url: string) =>
+  `Try it:
+  export TB=${url} AGENT=${agentToken} HARNESS=${harnessToken}
+  RUN=run-$(date +%s)
+  curl -s -X POST $TB/v1/runs -H "authorization: Bearer $HARNESS" \\
+    -H 'content-type: application/json' -d '{"runId":"'$RUN'","ttlMs":600000,"budget":{"calls":20}}'
+  curl -s -X POST $TB/v1/runs/$RUN/tool-calls -H "authorization: Bearer $AGENT" \\
+    -H 'content-type: application/json' \\
+    -d '{"toolCallId":"call_1","toolName":"search_runbook","input":{"query":"disk full"}}'
+  curl -s $TB/v1/runs/$RUN/tool-calls/call_1 -H "authorization: Bearer $HARNESS"
+  curl -s -X POST $TB/v1/runs/$RUN/end -H "authorization: Bearer $HARNESS"`;
+
 Deno.serve({
   // Loopback only: the dev server may run on generated tokens and is not for a network.
   hostname: "127.0.0.1",
@@ -76,16 +89,7 @@ Deno.serve({
   MCP: POST ${url}/v1/runs/<runId>/mcp with the agent token (docs/mcp.md)
   run inspector: ${inspector ? `${url}/inspect (paste the harness token there)` : "off"}
 
-Try it:
-  export TB=${url} AGENT=${agentToken} HARNESS=${harnessToken}
-  RUN=run-$(date +%s)
-  curl -s -X POST $TB/v1/runs -H "authorization: Bearer $HARNESS" \\
-    -H 'content-type: application/json' -d '{"runId":"'$RUN'","ttlMs":600000,"budget":{"calls":20}}'
-  curl -s -X POST $TB/v1/runs/$RUN/tool-calls -H "authorization: Bearer $AGENT" \\
-    -H 'content-type: application/json' \\
-    -d '{"toolCallId":"call_1","toolName":"search_runbook","input":{"query":"disk full"}}'
-  curl -s $TB/v1/runs/$RUN/tool-calls/call_1 -H "authorization: Bearer $HARNESS"
-  curl -s -X POST $TB/v1/runs/$RUN/end -H "authorization: Bearer $HARNESS"
+${gateway === null ? TRY_IT(url) : "Try it: docs/mcp.md, the gateway walkthrough."}
 More: docs/http.md. OpenAPI: ${url}/openapi.json`);
   },
 }, app.fetch);
