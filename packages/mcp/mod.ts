@@ -191,36 +191,46 @@ export async function mcpTools(
   client: McpClient,
   options: McpToolsOptions = {},
 ): Promise<ToolDefinition<JsonObject, JsonObject>[]> {
-  const listed = await listAll(client);
-  const names = new Set(listed.map((tool) => tool.name));
-  const overrides = ownEntries("readOnly", options.readOnly, names);
-  for (const [name, value] of overrides) {
+  // Every option is read once, before the server is asked: what is listed is what was asked for.
+  const { trusted, readOnly, project, prefix = "", timeoutMs = DEFAULT_TIMEOUT_MS } = options;
+  if (typeof prefix !== "string") {
+    throw new TypeError("Cannot wrap MCP tools: prefix must be a string");
+  }
+  const vetoes = new Map(Object.entries(readOnly ?? {}));
+  for (const [name, value] of vetoes) {
     if (typeof value !== "boolean") {
       throw new TypeError(`Cannot wrap MCP tools: readOnly["${name}"] must be a boolean`);
     }
   }
-  const projectors = typeof options.project === "function"
-    ? null
-    : ownEntries("project", options.project, names);
+  const projectors = typeof project === "function" ? null : new Map(Object.entries(project ?? {}));
+  for (const [name, value] of projectors ?? []) {
+    if (typeof value !== "function") {
+      throw new TypeError(`Cannot wrap MCP tools: project["${name}"] must be a function`);
+    }
+  }
+  const listed = await listAll(client);
+  const names = new Set(listed.map((tool) => tool.name));
+  for (const [option, entries] of [["readOnly", vetoes], ["project", projectors]] as const) {
+    for (const name of entries?.keys() ?? []) {
+      if (!names.has(name)) {
+        throw new TypeError(`Cannot wrap MCP tools: ${option} names "${name}", not a listed tool`);
+      }
+    }
+  }
   const server = client.getServerVersion?.()?.name;
   const serverName = typeof server === "string" && server !== "" ? server : "MCP server";
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  return listed.map((tool) => {
-    const project = typeof options.project === "function"
-      ? options.project
-      : projectors?.get(tool.name) as McpProjector | undefined ?? defaultProjector;
-    if (typeof project !== "function") {
-      throw new TypeError(`Cannot wrap MCP tools: project["${tool.name}"] must be a function`);
-    }
-    const override = overrides.get(tool.name) as boolean | undefined;
-    return wrap(client, tool, {
-      readOnly: override ?? (options.trusted === true && tool.annotations?.readOnlyHint === true),
-      name: `${options.prefix ?? ""}${tool.name}`,
-      project,
+  return listed.map((tool) =>
+    wrap(client, tool, {
+      readOnly: (vetoes.get(tool.name) as boolean | undefined) ??
+        (trusted === true && tool.annotations?.readOnlyHint === true),
+      name: `${prefix}${tool.name}`,
+      project: typeof project === "function"
+        ? project
+        : (projectors?.get(tool.name) as McpProjector | undefined) ?? defaultProjector,
       server: serverName,
       timeoutMs,
-    });
-  });
+    })
+  );
 }
 
 /** Every page of `tools/list`, each tool read once into a plain copy. */
@@ -243,21 +253,6 @@ async function listAll(client: McpClient): Promise<McpToolInfo[]> {
     cursor = answer.nextCursor;
   }
   throw new TypeError(`Cannot wrap MCP tools: tools/list did not end within ${MAX_PAGES} pages`);
-}
-
-/** The own entries of an option record, each naming a listed tool. */
-function ownEntries(
-  option: string,
-  record: Readonly<Record<string, unknown>> | undefined,
-  names: ReadonlySet<string>,
-): Map<string, unknown> {
-  const entries = new Map<string, unknown>(Object.entries(record ?? {}));
-  for (const name of entries.keys()) {
-    if (!names.has(name)) {
-      throw new TypeError(`Cannot wrap MCP tools: ${option} names "${name}", not a listed tool`);
-    }
-  }
-  return entries;
 }
 
 /** The upstream arguments' JSON Schema, listed as it is; any JSON object is passed on. */

@@ -1,0 +1,205 @@
+/**
+ * `mcpTools` against clients built to trick it: options behind getters, tools named after
+ * Object.prototype keys, listings that repeat or never end, results that are no result, errors a
+ * client throws. The client here is a plain object with `listTools` and `callTool`, the interface
+ * the gateway takes; the real servers are in gateway_test.ts.
+ */
+import assert from "node:assert/strict";
+import { type BoundaryResult, ToolBoundary } from "@tool-boundary/core";
+import { type McpClient, type McpToolInfo, mcpTools, type McpToolsOptions } from "../mod.ts";
+
+const tool = (name: string, readOnlyHint?: boolean): McpToolInfo => ({
+  name,
+  inputSchema: { type: "object" },
+  ...(readOnlyHint === undefined ? {} : { annotations: { readOnlyHint } }),
+});
+
+/** A client over fixed tools; `answer` decides each call's result. */
+function clientOf(
+  tools: McpToolInfo[],
+  answer: (name: string) => unknown = () => ({ content: [{ type: "text", text: "ok" }] }),
+): McpClient & { called: string[] } {
+  const called: string[] = [];
+  return {
+    called,
+    listTools: () => Promise.resolve({ tools: structuredClone(tools) }),
+    callTool: (params) => {
+      called.push(params.name);
+      return Promise.resolve().then(() => answer(params.name));
+    },
+  };
+}
+
+async function callAll(
+  client: McpClient,
+  options: McpToolsOptions,
+  names: string[],
+): Promise<[string, string][]> {
+  const boundary = new ToolBoundary({ tools: await mcpTools(client, options) });
+  const run = await boundary.startRun({ ttlMs: 60_000 });
+  // Pairs, not an object: "__proto__" is one of the names.
+  const codes: [string, string][] = [];
+  for (const [i, name] of names.entries()) {
+    const result: BoundaryResult = await boundary.invoke(run, {
+      toolCallId: `call_${i}`,
+      runId: run.runId,
+      toolName: name,
+      input: {},
+    });
+    codes.push([name, result.status === "ERROR" ? result.code : result.status]);
+  }
+  return codes;
+}
+
+Deno.test("tools named after Object.prototype keys keep their own policy", async () => {
+  const names = ["constructor", "__proto__", "toString", "hasOwnProperty"];
+  const client = clientOf(names.map((name) => tool(name, true)));
+  // JSON.parse makes "__proto__" an own key, as a configuration file would.
+  const readOnly = JSON.parse('{"constructor":false,"__proto__":false}');
+  assert.deepEqual(await callAll(client, { trusted: true, readOnly }, names), [
+    ["constructor", "NOT_READ_ONLY"],
+    ["__proto__", "NOT_READ_ONLY"],
+    ["toString", "READY"],
+    ["hasOwnProperty", "READY"],
+  ]);
+  assert.deepEqual(client.called, ["toString", "hasOwnProperty"]);
+  // Untrusted, an inherited name in readOnly is not an override: nothing runs.
+  const none = clientOf(names.map((name) => tool(name, true)));
+  assert.deepEqual(
+    (await callAll(none, { readOnly: {} }, names)).map(([, code]) => code),
+    names.map(() => "NOT_READ_ONLY"),
+  );
+  assert.deepEqual(none.called, []);
+});
+
+Deno.test("options are read once, before the server is asked", async () => {
+  let reads = 0;
+  const options = {
+    get trusted() {
+      reads++;
+      return reads === 1; // true the first time only
+    },
+  } as McpToolsOptions;
+  let listed = false;
+  const client: McpClient = {
+    listTools: () => {
+      listed = true;
+      return Promise.resolve({ tools: [tool("a", true), tool("b", true)] });
+    },
+    callTool: () => Promise.resolve({ content: [] }),
+  };
+  const tools = await mcpTools(client, options);
+  assert.equal(reads, 1);
+  assert.ok(listed);
+  assert.deepEqual(tools.map((t) => t.readOnly), [true, true]);
+});
+
+Deno.test("what the server lists is copied: later changes to its objects change nothing", async () => {
+  const shared = [tool("search", true)];
+  const client: McpClient = {
+    listTools: () => Promise.resolve({ tools: shared }),
+    callTool: () => Promise.resolve({ content: [] }),
+  };
+  const [wrapped] = await mcpTools(client, { trusted: true });
+  shared[0]!.name = "renamed";
+  shared[0]!.annotations = { readOnlyHint: false };
+  assert.equal(wrapped?.name, "search");
+  assert.equal(wrapped?.readOnly, true);
+});
+
+Deno.test("a listing that repeats a name, or never ends, is refused", async () => {
+  await assert.rejects(mcpTools(clientOf([tool("a"), tool("a")])), /lists "a" twice/);
+  let pages = 0;
+  const endless: McpClient = {
+    listTools: () => Promise.resolve({ tools: [tool(`t${pages++}`)], nextCursor: "again" }),
+    callTool: () => Promise.resolve({}),
+  };
+  await assert.rejects(mcpTools(endless), /did not end within 100 pages/);
+  assert.equal(pages, 100);
+  // Pages are followed with their cursor.
+  const cursors: unknown[] = [];
+  const paged: McpClient = {
+    listTools: (params) => {
+      cursors.push(params?.cursor);
+      return Promise.resolve(
+        params?.cursor === undefined
+          ? { tools: [tool("one")], nextCursor: "p2" }
+          : { tools: [tool("two")] },
+      );
+    },
+    callTool: () => Promise.resolve({}),
+  };
+  assert.deepEqual((await mcpTools(paged)).map((t) => t.name), ["one", "two"]);
+  assert.deepEqual(cursors, [undefined, "p2"]);
+});
+
+Deno.test("bad options are refused with a TypeError naming the option", async () => {
+  const client = clientOf([tool("a", true)]);
+  await assert.rejects(mcpTools(client, { readOnly: { b: true } }), /readOnly names "b"/);
+  await assert.rejects(
+    mcpTools(client, { project: { b: () => null as never } }),
+    /project names "b"/,
+  );
+  await assert.rejects(
+    mcpTools(client, { project: { a: "no" as never } }),
+    /project\["a"\] must be a function/,
+  );
+  await assert.rejects(mcpTools(client, { prefix: 1 as never }), /prefix must be a string/);
+  await assert.rejects(mcpTools(client, { timeoutMs: 0 }), RangeError);
+});
+
+Deno.test("what the client gives back: results, errors and look-alikes", async () => {
+  const answers: Record<string, () => unknown> = {
+    plain: () => ({ content: [{ type: "text", text: "fine" }] }),
+    empty: () => ({ content: [] }),
+    failed: () => ({ isError: true, content: [{ type: "text", text: "secret path /srv/x" }] }),
+    rpc: () => {
+      throw Object.assign(new Error("MCP error -32602: Invalid arguments"), { code: -32602 });
+    },
+    broken: () => {
+      throw new TypeError("fetch failed");
+    },
+    nothing: () => "not a result",
+    fakeError: () => ({ isError: "true", content: [{ type: "text", text: "still a result" }] }),
+  };
+  const client = clientOf(
+    Object.keys(answers).map((name) => tool(name, true)),
+    (name) => answers[name]!(),
+  );
+  const boundary = new ToolBoundary({ tools: await mcpTools(client, { trusted: true }) });
+  const run = await boundary.startRun({ ttlMs: 60_000 });
+  const results: Record<string, unknown> = {};
+  const raws: Record<string, unknown> = {};
+  for (const name of Object.keys(answers)) {
+    const result = await boundary.invoke(run, {
+      toolCallId: name,
+      runId: run.runId,
+      toolName: name,
+      input: {},
+    });
+    results[name] = result.status === "ERROR" ? result.code : result.evidence;
+    raws[name] = (await boundary.inspect(run.runId, name))?.raw;
+  }
+  assert.deepEqual(results, {
+    plain: "EVIDENCE_FOUND",
+    empty: "NO_EVIDENCE",
+    failed: "EXECUTION_FAILED",
+    rpc: "EXECUTION_FAILED",
+    broken: "EXECUTION_FAILED",
+    nothing: "EXECUTION_FAILED",
+    fakeError: "EVIDENCE_FOUND", // only `isError: true` is an error
+  });
+  // The server's own words are the raw; a failure with no answer has none.
+  assert.deepEqual(raws.failed, {
+    isError: true,
+    content: [{ type: "text", text: "secret path /srv/x" }],
+  });
+  assert.deepEqual(raws.rpc, {
+    error: { code: -32602, message: "MCP error -32602: Invalid arguments" },
+  });
+  assert.equal(raws.broken, undefined);
+  assert.deepEqual(raws.nothing, {
+    error: { message: "tools/call gave no result object" },
+    result: "not a result",
+  });
+});
