@@ -20,6 +20,7 @@ import * as v from "valibot";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { AnyToolDefinition } from "../src/mod.ts";
 import { type McpClient, mcpTools } from "../packages/mcp/mod.ts";
 
@@ -91,7 +92,11 @@ export function upstreamsOf(text: string | undefined): Upstream[] {
 const CLIENT_INFO = { name: "tool-boundary-gateway", version: "0.1.0" };
 
 async function connect(upstream: Upstream): Promise<Client> {
-  const client = new Client(CLIENT_INFO);
+  // The SDK's default validator (ajv) compiles schemas with `new Function`, which Workers refuse
+  // (EvalError as soon as a listed tool has an outputSchema); this one interprets them instead.
+  const client = new Client(CLIENT_INFO, {
+    jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+  });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(upstream.url), {
       requestInit: { headers: upstream.headers ?? {} },
