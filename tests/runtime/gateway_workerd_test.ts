@@ -75,7 +75,27 @@ async function throughGateway(base: string): Promise<string[]> {
     }
     const vetoed = await client.callTool({ name: "everything_get-env", arguments: {} });
     assert.equal((vetoed.structuredContent as { code: string }).code, "NOT_READ_ONLY");
-    return [`${transport.protocolVersion}`, `${names.length} tools`, "2 echoes READY"];
+    // A tool with an outputSchema: its result is checked against it without eval, which workerd
+    // refuses.
+    const weather = await client.callTool({
+      name: "everything_get-structured-content",
+      arguments: { location: "Chicago" },
+      _meta: { [TOOL_CALL_ID_META]: "call_weather" },
+    });
+    assert.equal(weather.isError, undefined, JSON.stringify(weather));
+    const checked = await record(base, runId, "call_weather");
+    assert.equal(checked.status, "READY");
+    assert.deepEqual(checked.raw.structuredContent, {
+      temperature: 36,
+      conditions: "Light rain / drizzle",
+      humidity: 82,
+    });
+    return [
+      `${transport.protocolVersion}`,
+      `${names.length} tools`,
+      "2 echoes READY",
+      "structured content checked, READY",
+    ];
   } finally {
     await client.close();
   }
