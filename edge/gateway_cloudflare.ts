@@ -16,8 +16,9 @@
  * command is that task). `wrangler dev` reads the bindings from `.dev.vars`.
  *
  * Workers let a request use only its own connections, so the gateway connects to the upstreams
- * per request: on the first request of an isolate it connects to each upstream once to list its
- * tools, and then every tool call opens a connection of its own and closes it after the call.
+ * per request: on the first request of an isolate it connects to each upstream to read its name
+ * and list its tools, and then every tool call opens a connection of its own and closes it after
+ * the call.
  *
  * Fails closed. Until it is built every request waits for the one build in flight; when the build
  * fails, each request waiting for it gets a JSON 500 naming what to set (the reason goes to the
