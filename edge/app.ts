@@ -40,6 +40,8 @@ export interface EdgeConfig {
   UPSTASH_PREFIX?: string | undefined;
   /** `on` serves the run inspector at `/inspect`. @default off */
   INSPECTOR?: string | undefined;
+  /** The gateway's upstream MCP servers, a JSON array (`upstreamsOf` of edge/gateway.ts). */
+  MCP_UPSTREAMS?: string | undefined;
 }
 
 /** How an entry point makes its runtime's `@upstash/redis` client from the credentials. */

@@ -20,6 +20,8 @@ import * as v from "valibot";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import type { AnyToolDefinition } from "../src/mod.ts";
 import { type McpClient, mcpTools } from "../packages/mcp/mod.ts";
 
@@ -91,7 +93,9 @@ export function upstreamsOf(text: string | undefined): Upstream[] {
 const CLIENT_INFO = { name: "tool-boundary-gateway", version: "0.1.0" };
 
 async function connect(upstream: Upstream): Promise<Client> {
-  const client = new Client(CLIENT_INFO);
+  // The SDK's default validator (ajv) compiles schemas with `new Function`, which Workers refuse
+  // (EvalError as soon as a listed tool has an outputSchema); this one interprets them instead.
+  const client = new Client(CLIENT_INFO, { jsonSchemaValidator: VALIDATOR });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(upstream.url), {
       requestInit: { headers: upstream.headers ?? {} },
@@ -99,6 +103,9 @@ async function connect(upstream: Upstream): Promise<Client> {
   );
   return client;
 }
+
+/** Checks upstream tool results against their `outputSchema`, for every client here. */
+const VALIDATOR = new CfWorkerJsonSchemaValidator();
 
 /**
  * A client that connects for each request and closes after it: nothing lives between requests,
@@ -116,10 +123,42 @@ async function perRequestClient(upstream: Upstream): Promise<McpClient> {
       await client.close();
     }
   };
+  // The SDK's client checks a result against its tool's outputSchema only after it listed the
+  // tools itself; each call here has a fresh client, so the listed schemas are kept and checked
+  // here, as that client would.
+  const outputChecks = new Map<string, JsonSchemaValidator<unknown>>();
   return {
-    listTools: (params, options) => once((client) => client.listTools(params, options)),
-    callTool: (params, _schema, options) =>
-      once((client) => client.callTool(params, undefined, options)),
+    listTools: async (params, options) => {
+      const listed = await once((client) => client.listTools(params, options));
+      for (const tool of listed.tools) {
+        if (tool.outputSchema) {
+          outputChecks.set(tool.name, VALIDATOR.getValidator(tool.outputSchema as JsonSchemaType));
+        }
+      }
+      return listed;
+    },
+    callTool: async (params, _schema, options) => {
+      const result = await once((client) => client.callTool(params, undefined, options));
+      const check = outputChecks.get(params.name);
+      const { isError, structuredContent } = result as {
+        isError?: boolean;
+        structuredContent?: unknown;
+      };
+      if (check !== undefined && !isError) {
+        if (structuredContent === undefined) {
+          throw new Error(
+            `Tool ${params.name} has an output schema but did not return structured content`,
+          );
+        }
+        const verdict = check(structuredContent);
+        if (!verdict.valid) {
+          throw new Error(
+            `Structured content does not match the tool's output schema: ${verdict.errorMessage}`,
+          );
+        }
+      }
+      return result;
+    },
     getServerVersion: () => server,
   };
 }

@@ -67,6 +67,20 @@ async function throughGateway(base: string): Promise<void> {
     const held = await record(base, runId, "call_echo");
     assert.equal(held.status, "READY");
     assert.deepEqual(held.raw.content, [{ type: "text", text: "Echo: through the gateway" }]);
+    // A tool with an outputSchema: the gateway's client checks its result with the validator.
+    const weather = await client.callTool({
+      name: "everything_get-structured-content",
+      arguments: { location: "Chicago" },
+      _meta: { [TOOL_CALL_ID_META]: "call_weather" },
+    });
+    assert.equal(weather.isError, undefined, JSON.stringify(weather));
+    const checked = await record(base, runId, "call_weather");
+    assert.equal(checked.status, "READY");
+    assert.deepEqual(checked.raw.structuredContent, {
+      temperature: 36,
+      conditions: "Light rain / drizzle",
+      humidity: 82,
+    });
   } finally {
     await client.close();
   }

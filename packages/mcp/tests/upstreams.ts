@@ -83,10 +83,15 @@ export async function filesystemServer(folder: string): Promise<Upstream> {
   return upstream(client, sent, () => client.close());
 }
 
-/** The everything server in its Streamable HTTP mode, on a free loopback port, with no client. */
-export async function startEverything(): Promise<{ url: string; stop(): Promise<void> }> {
+/**
+ * The everything server in its Streamable HTTP mode, on a loopback port, with no client.
+ *
+ * @param port Where it listens. @default a free port
+ */
+export async function startEverything(
+  port: number = freePort(),
+): Promise<{ url: string; stop(): Promise<void> }> {
   await install();
-  const port = freePort();
   const child = start("node", [`${SERVERS}server-everything/dist/index.js`, "streamableHttp"], {
     env: { PORT: String(port) },
   });
