@@ -153,7 +153,14 @@ Deno.test("UpstashStore with auto-pipelining off (REDIS_CLIENT_OPTIONS, as the e
 });
 
 Deno.test("every edge entry builds its @upstash/redis client with REDIS_CLIENT_OPTIONS", async () => {
-  const entries = ["edge/cloudflare.ts", "edge/deno.ts", "edge/bun.ts", "edge/dev.ts"];
+  const entries = [
+    "edge/cloudflare.ts",
+    "edge/deno.ts",
+    "edge/bun.ts",
+    "edge/dev.ts",
+    "edge/gateway_deno.ts",
+    "edge/gateway_cloudflare.ts",
+  ];
   for (const entry of entries) {
     const source = await Deno.readTextFile(new URL(`../${entry}`, import.meta.url));
     const clients = source.match(/new Redis\(\{[^}]*\}\)/g) ?? [];
