@@ -92,17 +92,21 @@ export function upstreamsOf(text: string | undefined): Upstream[] {
 
 const CLIENT_INFO = { name: "tool-boundary-gateway", version: "0.1.0" };
 
-async function connect(upstream: Upstream): Promise<Client> {
+async function connect(
+  upstream: Upstream,
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   // The SDK's default validator (ajv) compiles schemas with `new Function`, which Workers refuse
   // (EvalError as soon as a listed tool has an outputSchema); this one interprets them instead.
   const client = new Client(CLIENT_INFO, { jsonSchemaValidator: VALIDATOR });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(upstream.url), {
-      requestInit: { headers: upstream.headers ?? {} },
-    }),
-  );
-  return client;
+  const transport = new StreamableHTTPClientTransport(new URL(upstream.url), {
+    requestInit: { headers: upstream.headers ?? {} },
+  });
+  await client.connect(transport);
+  return { client, transport };
 }
+
+/** The SDK client's error for a result its tool's outputSchema refuses (InvalidParams). */
+const invalid = (message: string) => Object.assign(new Error(message), { code: -32602 });
 
 /** Checks upstream tool results against their `outputSchema`, for every client here. */
 const VALIDATOR = new CfWorkerJsonSchemaValidator();
@@ -112,17 +116,18 @@ const VALIDATOR = new CfWorkerJsonSchemaValidator();
  * as on Workers, where one request may not use another's connections.
  */
 async function perRequestClient(upstream: Upstream): Promise<McpClient> {
-  const first = await connect(upstream);
-  const server = first.getServerVersion();
-  await first.close();
   const once = async <T>(fn: (client: Client) => Promise<T>): Promise<T> => {
-    const client = await connect(upstream);
+    const { client, transport } = await connect(upstream);
     try {
       return await fn(client);
     } finally {
+      // End the upstream session (DELETE), or every call would leave one open there; a server
+      // that keeps none answers 405, which the SDK takes as done.
+      await transport.terminateSession().catch(() => {});
       await client.close();
     }
   };
+  const server = await once((client) => Promise.resolve(client.getServerVersion()));
   // The SDK's client checks a result against its tool's outputSchema only after it listed the
   // tools itself; each call here has a fresh client, so the listed schemas are kept and checked
   // here, as that client would.
@@ -146,13 +151,13 @@ async function perRequestClient(upstream: Upstream): Promise<McpClient> {
       };
       if (check !== undefined && !isError) {
         if (structuredContent === undefined) {
-          throw new Error(
+          throw invalid(
             `Tool ${params.name} has an output schema but did not return structured content`,
           );
         }
         const verdict = check(structuredContent);
         if (!verdict.valid) {
-          throw new Error(
+          throw invalid(
             `Structured content does not match the tool's output schema: ${verdict.errorMessage}`,
           );
         }
@@ -184,7 +189,12 @@ export async function connectGateway(
   upstreams: readonly Upstream[],
   perRequest = false,
 ): Promise<Gateway> {
-  const open: Client[] = [];
+  const open: Awaited<ReturnType<typeof connect>>[] = [];
+  const closeAll = () =>
+    Promise.allSettled(open.map(async ({ client, transport }) => {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    }));
   const tools: AnyToolDefinition[] = [];
   const summary: string[] = [];
   try {
@@ -195,7 +205,7 @@ export async function connectGateway(
       } else {
         const connected = await connect(upstream);
         open.push(connected);
-        client = connected;
+        client = connected.client;
       }
       const wrapped = await mcpTools(client, {
         ...(upstream.trusted === undefined ? {} : { trusted: upstream.trusted }),
@@ -208,14 +218,14 @@ export async function connectGateway(
       summary.push(`${new URL(upstream.url).origin}: ${names.join(", ") || "no tools"}`);
     }
   } catch (error) {
-    await Promise.allSettled(open.map((client) => client.close()));
+    await closeAll();
     throw error;
   }
   return {
     tools,
     summary,
     close: async () => {
-      await Promise.allSettled(open.map((client) => client.close()));
+      await closeAll();
     },
   };
 }

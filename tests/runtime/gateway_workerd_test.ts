@@ -110,6 +110,12 @@ Deno.test("workerd: the gateway worker serves an upstream's tools, connecting pe
       for (const res of first) assert.equal(res.status, 200, await res.text());
       console.log(`workerd gateway: ${(await throughGateway(base)).join("; ")}`);
     });
+    // Every per-request connection ended its upstream session: none is left open there.
+    const log = upstream.output();
+    const opened = log.match(/Session initialized with ID: (\S+)/g)?.length ?? 0;
+    const ended = log.match(/Received session termination request for session/g)?.length ?? 0;
+    assert.ok(opened >= 4, log); // the listing, the two calls, the structured one at least
+    assert.equal(ended, opened, "one DELETE per session");
   } finally {
     await upstream.stop();
   }

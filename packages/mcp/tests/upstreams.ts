@@ -90,7 +90,7 @@ export async function filesystemServer(folder: string): Promise<Upstream> {
  */
 export async function startEverything(
   port: number = freePort(),
-): Promise<{ url: string; stop(): Promise<void> }> {
+): Promise<{ url: string; output(): string; stop(): Promise<void> }> {
   await install();
   const child = start("node", [`${SERVERS}server-everything/dist/index.js`, "streamableHttp"], {
     env: { PORT: String(port) },
@@ -98,6 +98,8 @@ export async function startEverything(
   await child.waitFor(/listening on port/i, 30_000);
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    /** What the server logged: it names each session it opens and each it is asked to end. */
+    output: () => child.output(),
     stop: async () => {
       const status = await child.stop();
       assert.ok(status.code === 0 || status.signal === "SIGTERM", child.output());
