@@ -10,7 +10,14 @@ import { TOOL_CALL_ID_META } from "../src/mod.ts";
 import { startEverything } from "../packages/mcp/tests/upstreams.ts";
 import { upstreamsOf } from "../edge/gateway.ts";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "./runtime/flow.ts";
-import { mcpConnect, SERVER_SECRET, startMcpRun } from "./runtime/mcp_flow.ts";
+import {
+  EVERYTHING_UPSTREAM,
+  gatewayRun,
+  harnessRecord,
+  mcpConnect,
+  SERVER_SECRET,
+  startMcpRun,
+} from "./runtime/mcp_flow.ts";
 import { type Child, ROOT, start } from "./runtime/process.ts";
 
 const DENO = Deno.execPath();
@@ -35,70 +42,16 @@ async function serve(entry: string, env: Record<string, string>): Promise<[Child
   }
 }
 
-async function record(base: string, runId: string, toolCallId: string) {
-  const res = await fetch(`${base}/v1/runs/${runId}/tool-calls/${toolCallId}`, {
-    headers: { authorization: `Bearer ${HARNESS_TOKEN}` },
-  });
-  return await res.json();
-}
-
-/** Drives the everything server's tools through a gateway at `base`, over its MCP route. */
-async function throughGateway(base: string): Promise<void> {
-  const { runId, agentToken } = await startMcpRun(base, HARNESS_TOKEN);
-  const { client } = await mcpConnect(base, runId, agentToken);
-  try {
-    const names = (await client.listTools()).tools.map((tool) => tool.name);
-    // Trusted read-only tools are listed; get-env (vetoed) and writable ones are not.
-    assert.ok(names.includes("everything_echo") && names.includes("everything_get-sum"));
-    assert.ok(!names.includes("everything_get-env"));
-    assert.ok(!names.includes("everything_gzip-file-as-resource"));
-    const echoed = await client.callTool({
-      name: "everything_echo",
-      arguments: { message: "through the gateway" },
-      _meta: { [TOOL_CALL_ID_META]: "call_echo" },
-    });
-    assert.deepEqual(echoed.structuredContent, {
-      evidence: "EVIDENCE_FOUND",
-      scope: 'tool "echo" of MCP server "mcp-servers/everything"',
-      content: ["Echo: through the gateway"],
-    });
-    const vetoed = await client.callTool({ name: "everything_get-env", arguments: {} });
-    assert.equal((vetoed.structuredContent as { code: string }).code, "NOT_READ_ONLY");
-    const held = await record(base, runId, "call_echo");
-    assert.equal(held.status, "READY");
-    assert.deepEqual(held.raw.content, [{ type: "text", text: "Echo: through the gateway" }]);
-    // A tool with an outputSchema: the gateway's client checks its result with the validator.
-    const weather = await client.callTool({
-      name: "everything_get-structured-content",
-      arguments: { location: "Chicago" },
-      _meta: { [TOOL_CALL_ID_META]: "call_weather" },
-    });
-    assert.equal(weather.isError, undefined, JSON.stringify(weather));
-    const checked = await record(base, runId, "call_weather");
-    assert.equal(checked.status, "READY");
-    assert.deepEqual(checked.raw.structuredContent, {
-      temperature: 36,
-      conditions: "Light rain / drizzle",
-      humidity: 82,
-    });
-  } finally {
-    await client.close();
-  }
-}
-
-const EVERYTHING = (url: string) =>
-  JSON.stringify([{ url, trusted: true, readOnly: { "get-env": false }, prefix: "everything_" }]);
-
 Deno.test("deno run edge/gateway_deno.ts serves an upstream's tools over its MCP route", async () => {
   const upstream = await startEverything();
   try {
     const [child, base] = await serve("edge/gateway_deno.ts", {
       ...ENV,
-      MCP_UPSTREAMS: EVERYTHING(upstream.url),
+      MCP_UPSTREAMS: EVERYTHING_UPSTREAM(upstream.url),
     });
     try {
       await child.waitFor(/everything_echo, .*everything_get-env \(refused\)/);
-      await throughGateway(base);
+      await gatewayRun(base, HARNESS_TOKEN);
     } finally {
       await child.stop();
     }
@@ -112,12 +65,12 @@ Deno.test("deno task dev with MCP_UPSTREAMS is the gateway", async () => {
   try {
     const child = start(DENO, ["task", "dev"], {
       cwd: ROOT,
-      env: { ...ENV, PORT: "0", MCP_UPSTREAMS: EVERYTHING(upstream.url) },
+      env: { ...ENV, PORT: "0", MCP_UPSTREAMS: EVERYTHING_UPSTREAM(upstream.url) },
     });
     try {
       const [, base] = await child.waitFor(/dev server on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
       await child.waitFor(/MCP gateway \(MCP_UPSTREAMS\):/);
-      await throughGateway(base!);
+      await gatewayRun(base!, HARNESS_TOKEN);
     } finally {
       await child.stop();
     }
@@ -160,8 +113,8 @@ Deno.test("a gateway in front of another boundary's MCP route: one ID in both le
       } finally {
         await client.close();
       }
-      const nearRecord = await record(nearBase, runId, "call_chain");
-      const farRecord = await record(farBase, farRun.runId, "call_chain");
+      const nearRecord = await harnessRecord(nearBase, HARNESS_TOKEN, runId, "call_chain");
+      const farRecord = await harnessRecord(farBase, HARNESS_TOKEN, farRun.runId, "call_chain");
       assert.equal(nearRecord.status, "READY");
       assert.equal(farRecord.status, "READY", "the far side recorded the same tool call ID");
       assert.deepEqual(farRecord.request, { query: "disk full" });

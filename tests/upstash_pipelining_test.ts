@@ -160,6 +160,7 @@ Deno.test("every edge entry builds its @upstash/redis client with REDIS_CLIENT_O
     "edge/dev.ts",
     "edge/gateway_deno.ts",
     "edge/gateway_cloudflare.ts",
+    "edge/gateway_bun.ts",
   ];
   for (const entry of entries) {
     const source = await Deno.readTextFile(new URL(`../${entry}`, import.meta.url));

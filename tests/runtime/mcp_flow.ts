@@ -179,3 +179,94 @@ export async function mcpWithoutSecret(
   assert.equal(res.status, 404);
   assert.deepEqual(await res.json(), refusal("NOT_FOUND", "Not found."));
 }
+
+/** MCP_UPSTREAMS for the everything server at `url`: trusted, get-env vetoed, prefixed. */
+export const EVERYTHING_UPSTREAM = (url: string): string =>
+  JSON.stringify([{ url, trusted: true, readOnly: { "get-env": false }, prefix: "everything_" }]);
+
+/**
+ * The canonical record of a call, read with the harness token (200 expected).
+ *
+ * @param base The server (no trailing slash).
+ * @param harness The harness token.
+ * @param runId The run.
+ * @param toolCallId The call.
+ */
+export async function harnessRecord(
+  base: string,
+  harness: string,
+  runId: string,
+  toolCallId: string,
+  // deno-lint-ignore no-explicit-any
+): Promise<any> {
+  const res = await fetch(`${base}/v1/runs/${runId}/tool-calls/${toolCallId}`, {
+    headers: { authorization: `Bearer ${harness}` },
+  });
+  assert.equal(res.status, 200);
+  return await res.json();
+}
+
+/**
+ * Drives the everything server's tools through a gateway at `base` (configured with
+ * {@linkcode EVERYTHING_UPSTREAM}) over its MCP route, with a run token: the vetoed and writable
+ * tools are not listed and are refused, two echoes in two requests are READY with the upstream's
+ * text as the record's raw, and a tool with an outputSchema passes the client's check.
+ *
+ * @param base The gateway (no trailing slash).
+ * @param harness The harness token.
+ * @returns What happened, for the test log.
+ */
+export async function gatewayRun(base: string, harness: string): Promise<string[]> {
+  const { runId, agentToken } = await startMcpRun(base, harness);
+  const { client, transport } = await mcpConnect(base, runId, agentToken);
+  try {
+    const names = (await client.listTools()).tools.map((tool) => tool.name);
+    assert.ok(names.includes("everything_echo"), names.join(", "));
+    assert.ok(!names.includes("everything_get-env"), "the vetoed tool is not listed");
+    assert.ok(!names.includes("everything_gzip-file-as-resource"), "a writable tool is not listed");
+    // Two calls, two HTTP requests to the gateway (on Workers each connects upstream on its own).
+    for (const [id, message] of [["call_echo", "first"], ["call_echo_2", "second"]] as const) {
+      const echoed = await client.callTool({
+        name: "everything_echo",
+        arguments: { message: `${message} through the gateway` },
+        _meta: { [TOOL_CALL_ID_META]: id },
+      });
+      assert.equal(echoed.isError, undefined, JSON.stringify(echoed));
+      assert.deepEqual(echoed.structuredContent, {
+        evidence: "EVIDENCE_FOUND",
+        scope: 'tool "echo" of MCP server "mcp-servers/everything"',
+        content: [`Echo: ${message} through the gateway`],
+      });
+      const held = await harnessRecord(base, harness, runId, id);
+      assert.equal(held.status, "READY");
+      assert.deepEqual(held.raw.content, [
+        { type: "text", text: `Echo: ${message} through the gateway` },
+      ]);
+    }
+    const vetoed = await client.callTool({ name: "everything_get-env", arguments: {} });
+    assert.equal((vetoed.structuredContent as { code: string }).code, "NOT_READ_ONLY");
+    // A tool with an outputSchema: its result is checked by a validator that needs no eval
+    // (workerd refuses eval).
+    const weather = await client.callTool({
+      name: "everything_get-structured-content",
+      arguments: { location: "Chicago" },
+      _meta: { [TOOL_CALL_ID_META]: "call_weather" },
+    });
+    assert.equal(weather.isError, undefined, JSON.stringify(weather));
+    const checked = await harnessRecord(base, harness, runId, "call_weather");
+    assert.equal(checked.status, "READY");
+    assert.deepEqual(checked.raw.structuredContent, {
+      temperature: 36,
+      conditions: "Light rain / drizzle",
+      humidity: 82,
+    });
+    return [
+      `${transport.protocolVersion}`,
+      `${names.length} tools`,
+      "2 echoes READY",
+      "structured content checked, READY",
+    ];
+  } finally {
+    await client.close();
+  }
+}
