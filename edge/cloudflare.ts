@@ -17,7 +17,8 @@ let built: EdgeApp | undefined;
 
 /** Names only what to set, never a value; the exact reason goes to the log. */
 const NOT_CONFIGURED = "The server is not configured: set the AGENT_TOKEN and HARNESS_TOKEN " +
-  "secrets (for wrangler dev, in .dev.vars, see .dev.vars.example); the Worker log says more.";
+  "secrets (at least 16 characters each; SERVER_SECRET, when set, at least 32) (for wrangler " +
+  "dev, in .dev.vars, see .dev.vars.example); the Worker log says more.";
 
 /** The worker. */
 export default {

@@ -31,17 +31,21 @@ Deno.test("workerd: with SERVER_SECRET the worker serves MCP to the official cli
   );
 });
 
-Deno.test("workerd: without tokens every request fails closed with a JSON 500", async () => {
-  await serveWorker("edge/cloudflare.ts", { AGENT_TOKEN }, async (base) => {
-    for (const path of ["/healthz", "/v1/runs"]) {
-      const res = await fetch(`${base}${path}`);
-      assert.equal(res.status, 500);
-      assert.deepEqual(await res.json(), {
-        status: "ERROR",
-        code: "INTERNAL_ERROR",
-        message: "The server is not configured: set the AGENT_TOKEN and HARNESS_TOKEN secrets " +
-          "(for wrangler dev, in .dev.vars, see .dev.vars.example); the Worker log says more.",
-      });
-    }
-  });
+Deno.test("workerd: without tokens, or with a short SERVER_SECRET, every request fails closed with a JSON 500", async () => {
+  const bindings = [{ AGENT_TOKEN }, { AGENT_TOKEN, HARNESS_TOKEN, SERVER_SECRET: "too-short" }];
+  for (const env of bindings) {
+    await serveWorker("edge/cloudflare.ts", env, async (base) => {
+      for (const path of ["/healthz", "/v1/runs"]) {
+        const res = await fetch(`${base}${path}`);
+        assert.equal(res.status, 500);
+        assert.deepEqual(await res.json(), {
+          status: "ERROR",
+          code: "INTERNAL_ERROR",
+          message: "The server is not configured: set the AGENT_TOKEN and HARNESS_TOKEN secrets " +
+            "(at least 16 characters each; SERVER_SECRET, when set, at least 32) (for wrangler " +
+            "dev, in .dev.vars, see .dev.vars.example); the Worker log says more.",
+        });
+      }
+    });
+  }
 });
