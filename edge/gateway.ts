@@ -115,7 +115,7 @@ const VALIDATOR = new CfWorkerJsonSchemaValidator();
  * A client that connects for each request and closes after it: nothing lives between requests,
  * as on Workers, where one request may not use another's connections.
  */
-async function perRequestClient(upstream: Upstream): Promise<McpClient> {
+function perRequestClient(upstream: Upstream): McpClient {
   const once = async <T>(fn: (client: Client) => Promise<T>): Promise<T> => {
     const { client, transport } = await connect(upstream);
     try {
@@ -127,14 +127,18 @@ async function perRequestClient(upstream: Upstream): Promise<McpClient> {
       await client.close();
     }
   };
-  const server = await once((client) => Promise.resolve(client.getServerVersion()));
+  // Learned with the listing, which `mcpTools` asks for before it asks for the server's name.
+  let server: ReturnType<Client["getServerVersion"]>;
   // The SDK's client checks a result against its tool's outputSchema only after it listed the
   // tools itself; each call here has a fresh client, so the listed schemas are kept and checked
   // here, as that client would.
   const outputChecks = new Map<string, JsonSchemaValidator<unknown>>();
   return {
     listTools: async (params, options) => {
-      const listed = await once((client) => client.listTools(params, options));
+      const listed = await once(async (client) => {
+        server = client.getServerVersion();
+        return await client.listTools(params, options);
+      });
       for (const tool of listed.tools) {
         if (tool.outputSchema) {
           outputChecks.set(tool.name, VALIDATOR.getValidator(tool.outputSchema as JsonSchemaType));
@@ -201,7 +205,7 @@ export async function connectGateway(
     for (const upstream of upstreams) {
       let client: McpClient;
       if (perRequest) {
-        client = await perRequestClient(upstream);
+        client = perRequestClient(upstream);
       } else {
         const connected = await connect(upstream);
         open.push(connected);

@@ -4,26 +4,20 @@
  */
 import assert from "node:assert/strict";
 import { AGENT_TOKEN, HARNESS_TOKEN, over, wholeRun } from "./runtime/flow.ts";
-import { ROOT, start } from "./runtime/process.ts";
+import { ROOT, serveDeno, start } from "./runtime/process.ts";
 
 const DENO = Deno.execPath();
 const NO_UPSTASH = { UPSTASH_REDIS_REST_URL: "", UPSTASH_REDIS_REST_TOKEN: "" };
 
 Deno.test("deno serve edge/deno.ts serves a whole run over HTTP", async () => {
-  const child = start(DENO, [
-    "serve",
-    "--allow-net",
-    "--allow-env",
-    "--host",
-    "127.0.0.1",
-    "--port",
-    "0",
-    "edge/deno.ts",
-  ], { cwd: ROOT, env: { AGENT_TOKEN, HARNESS_TOKEN, ...NO_UPSTASH } });
+  const [child, base] = await serveDeno("edge/deno.ts", {
+    AGENT_TOKEN,
+    HARNESS_TOKEN,
+    ...NO_UPSTASH,
+  });
   try {
-    const [, base] = await child.waitFor(/Listening on (http:\/\/127\.0\.0\.1:\d+)/);
     assert.match(child.output(), /tool-boundary: memory store/);
-    const { steps } = await wholeRun(over(base!));
+    const { steps } = await wholeRun(over(base));
     console.log(`deno serve: ${steps.join("; ")}`);
   } finally {
     await child.stop();

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { buildEdgeApp } from "../edge/app.ts";
 import { AGENT_TOKEN, HARNESS_TOKEN, over, wholeRun } from "./runtime/flow.ts";
-import { ROOT, start } from "./runtime/process.ts";
+import { serveDeno } from "./runtime/process.ts";
 import { startUpstashFixture } from "./support/upstash_fixture.ts";
 
 Deno.test("the app runs a whole run on UpstashStore, in process and under deno serve", async () => {
@@ -30,29 +30,16 @@ Deno.test("the app runs a whole run on UpstashStore, in process and under deno s
     assert.ok(keys.includes(`http-test:{${runId}}:call:call_1`), keys.join(", "));
     assert.ok(!keys.some((key) => key.endsWith(":call:call_3")), "refused calls store nothing");
 
-    const child = start(Deno.execPath(), [
-      "serve",
-      "--allow-net",
-      "--allow-env",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "edge/deno.ts",
-    ], {
-      cwd: ROOT,
-      env: {
-        AGENT_TOKEN,
-        HARNESS_TOKEN,
-        UPSTASH_REDIS_REST_URL: fixture.endpoint.url,
-        UPSTASH_REDIS_REST_TOKEN: fixture.endpoint.token,
-        UPSTASH_PREFIX: "http-serve",
-      },
+    const [child, base] = await serveDeno("edge/deno.ts", {
+      AGENT_TOKEN,
+      HARNESS_TOKEN,
+      UPSTASH_REDIS_REST_URL: fixture.endpoint.url,
+      UPSTASH_REDIS_REST_TOKEN: fixture.endpoint.token,
+      UPSTASH_PREFIX: "http-serve",
     });
     try {
-      const [, base] = await child.waitFor(/Listening on (http:\/\/127\.0\.0\.1:\d+)/);
       assert.match(child.output(), /tool-boundary: upstash store/);
-      const served = await wholeRun(over(base!));
+      const served = await wholeRun(over(base));
       console.log(`upstash under deno serve: ${served.steps.join("; ")}`);
       const servedKeys = await fixture.direct(["KEYS", `http-serve:{${served.runId}}:*`]);
       assert.ok((servedKeys as string[]).length >= 3);

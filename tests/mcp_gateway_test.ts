@@ -18,37 +18,18 @@ import {
   SERVER_SECRET,
   startMcpRun,
 } from "./runtime/mcp_flow.ts";
-import { type Child, ROOT, start } from "./runtime/process.ts";
+import { ROOT, serveDeno, start } from "./runtime/process.ts";
 
-const DENO = Deno.execPath();
 const NO_UPSTASH = { UPSTASH_REDIS_REST_URL: "", UPSTASH_REDIS_REST_TOKEN: "" };
 const ENV = { AGENT_TOKEN, HARNESS_TOKEN, SERVER_SECRET, ...NO_UPSTASH };
-
-/** `deno serve` of an entry (or `deno run` of the gateway) on a free port, and its base URL. */
-async function serve(entry: string, env: Record<string, string>): Promise<[Child, string]> {
-  const args = entry === "edge/gateway_deno.ts"
-    ? ["run", "--allow-net", "--allow-env", entry]
-    : ["serve", "--allow-net", "--allow-env", "--host", "127.0.0.1", "--port", "0", entry];
-  const child = start(DENO, args, {
-    cwd: ROOT,
-    env: { ...env, HOST: "127.0.0.1", PORT: "0" },
-  });
-  try {
-    const [, base] = await child.waitFor(/Listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
-    return [child, base!];
-  } catch (error) {
-    await child.stop();
-    throw error;
-  }
-}
 
 Deno.test("deno run edge/gateway_deno.ts serves an upstream's tools over its MCP route", async () => {
   const upstream = await startEverything();
   try {
-    const [child, base] = await serve("edge/gateway_deno.ts", {
+    const [child, base] = await serveDeno("edge/gateway_deno.ts", {
       ...ENV,
       MCP_UPSTREAMS: EVERYTHING_UPSTREAM(upstream.url),
-    });
+    }, "run");
     try {
       await child.waitFor(/everything_echo, .*everything_get-env \(refused\)/);
       await gatewayRun(base, HARNESS_TOKEN);
@@ -63,7 +44,7 @@ Deno.test("deno run edge/gateway_deno.ts serves an upstream's tools over its MCP
 Deno.test("deno task dev with MCP_UPSTREAMS is the gateway", async () => {
   const upstream = await startEverything();
   try {
-    const child = start(DENO, ["task", "dev"], {
+    const child = start(Deno.execPath(), ["task", "dev"], {
       cwd: ROOT,
       env: { ...ENV, PORT: "0", MCP_UPSTREAMS: EVERYTHING_UPSTREAM(upstream.url) },
     });
@@ -80,18 +61,18 @@ Deno.test("deno task dev with MCP_UPSTREAMS is the gateway", async () => {
 });
 
 Deno.test("a gateway in front of another boundary's MCP route: one ID in both ledgers", async () => {
-  const [far, farBase] = await serve("edge/deno.ts", ENV);
+  const [far, farBase] = await serveDeno("edge/deno.ts", ENV);
   try {
     // The far side's run, reached with its run token, as any upstream with credentials.
     const farRun = await startMcpRun(farBase, HARNESS_TOKEN);
-    const [near, nearBase] = await serve("edge/gateway_deno.ts", {
+    const [near, nearBase] = await serveDeno("edge/gateway_deno.ts", {
       ...ENV,
       MCP_UPSTREAMS: JSON.stringify([{
         url: `${farBase}/v1/runs/${farRun.runId}/mcp`,
         headers: { authorization: `Bearer ${farRun.agentToken}` },
         readOnly: { search_runbook: true },
       }]),
-    });
+    }, "run");
     try {
       const { runId, agentToken } = await startMcpRun(nearBase, HARNESS_TOKEN);
       const { client } = await mcpConnect(nearBase, runId, agentToken);

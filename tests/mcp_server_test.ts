@@ -5,25 +5,20 @@
 import assert from "node:assert/strict";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "./runtime/flow.ts";
 import { mcpRun, SERVER_SECRET } from "./runtime/mcp_flow.ts";
-import { ROOT, start } from "./runtime/process.ts";
+import { ROOT, serveDeno, start } from "./runtime/process.ts";
 
 const DENO = Deno.execPath();
 const NO_UPSTASH = { UPSTASH_REDIS_REST_URL: "", UPSTASH_REDIS_REST_TOKEN: "" };
 
 Deno.test("deno serve edge/deno.ts with SERVER_SECRET serves MCP to the official client with a run token", async () => {
-  const child = start(DENO, [
-    "serve",
-    "--allow-net",
-    "--allow-env",
-    "--host",
-    "127.0.0.1",
-    "--port",
-    "0",
-    "edge/deno.ts",
-  ], { cwd: ROOT, env: { AGENT_TOKEN, HARNESS_TOKEN, SERVER_SECRET, ...NO_UPSTASH } });
+  const [child, base] = await serveDeno("edge/deno.ts", {
+    AGENT_TOKEN,
+    HARNESS_TOKEN,
+    SERVER_SECRET,
+    ...NO_UPSTASH,
+  });
   try {
-    const [, base] = await child.waitFor(/Listening on (http:\/\/127\.0\.0\.1:\d+)/);
-    console.log(`deno serve MCP: ${(await mcpRun(base!, HARNESS_TOKEN)).join("; ")}`);
+    console.log(`deno serve MCP: ${(await mcpRun(base, HARNESS_TOKEN)).join("; ")}`);
   } finally {
     await child.stop();
   }

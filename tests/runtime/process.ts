@@ -110,3 +110,33 @@ export function freePort(): number {
 
 /** The repository root. */
 export const ROOT: string = new URL("../../", import.meta.url).pathname;
+
+/**
+ * Serves an entry of edge/ with Deno on a free loopback port, and resolves with the child and its
+ * base URL once it listens. A module with a default `fetch` export runs under `deno serve`; one
+ * that calls `Deno.serve` itself (PORT, HOST) under `deno run`.
+ *
+ * @param entry Path from the repository root, e.g. `edge/deno.ts`.
+ * @param env Its environment (on top of this process's).
+ * @param mode `serve` or `run`. @default "serve"
+ */
+export async function serveDeno(
+  entry: string,
+  env: Record<string, string>,
+  mode: "serve" | "run" = "serve",
+): Promise<[Child, string]> {
+  const args = mode === "run"
+    ? ["run", "--allow-net", "--allow-env", entry]
+    : ["serve", "--allow-net", "--allow-env", "--host", "127.0.0.1", "--port", "0", entry];
+  const child = start(Deno.execPath(), args, {
+    cwd: ROOT,
+    env: { ...env, HOST: "127.0.0.1", PORT: "0" },
+  });
+  try {
+    const [, base] = await child.waitFor(/Listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
+    return [child, base!];
+  } catch (error) {
+    await child.stop();
+    throw error;
+  }
+}
