@@ -16,19 +16,10 @@ import {
 } from "../src/stores/upstash/scripts.ts";
 import { createFakeToolkit } from "../src/testing/mod.ts";
 import { stripKeyLocking } from "./support/upstash_endpoint.ts";
-import { startUpstashFixture, type UpstashFixture } from "./support/upstash_fixture.ts";
+import { type UpstashFixture, withUpstashFixture } from "./support/upstash_fixture.ts";
 
 const FLAG_LINE = "#!lua flags=allow-key-locking\n";
 const READ_ONLY_LINE = "#!lua flags=no-writes,allow-key-locking\n";
-
-async function withFixture(fn: (fixture: UpstashFixture) => Promise<void>): Promise<void> {
-  const fixture = await startUpstashFixture();
-  try {
-    await fn(fixture);
-  } finally {
-    await fixture.stop();
-  }
-}
 
 async function sha1(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
@@ -78,7 +69,7 @@ async function startRun(store: UpstashStore, runId: string): Promise<void> {
 }
 
 Deno.test("redis-server 7 refuses the allow-key-locking flag, for EVAL and SCRIPT LOAD", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const script = `${FLAG_LINE}return 1`;
     await assert.rejects(
       fixture.direct(["EVAL", script, "0"]),
@@ -167,7 +158,7 @@ async function checkFlaggedScript(
 }
 
 Deno.test("UpstashStore keyLocking: a read-only script is sent with no-writes,allow-key-locking; redis-server runs it with no-writes", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: true });
     const runId = "run-key-locking";
     await startRun(store, runId);
@@ -182,7 +173,7 @@ Deno.test("UpstashStore keyLocking: a read-only script is sent with no-writes,al
 });
 
 Deno.test("UpstashStore keyLocking: a writing script is sent with allow-key-locking; redis-server runs it without a shebang", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: true });
     const runId = "run-key-locking-write";
     await checkFlaggedScript(
@@ -196,7 +187,7 @@ Deno.test("UpstashStore keyLocking: a writing script is sent with allow-key-lock
 });
 
 Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones with no-writes; a whole run through the boundary", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: true });
     const kit = createFakeToolkit();
     const boundary = new ToolBoundary({ store, tools: kit.tools });
@@ -258,7 +249,7 @@ Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones
 });
 
 Deno.test("UpstashStore: without keyLocking no script carries a shebang; keyLocking must be a boolean", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: false });
     await startRun(store, "run-plain");
     const evals = fixture.endpoint.commands().filter((c) => c[0] === "eval");
@@ -276,7 +267,7 @@ Deno.test("UpstashStore: without keyLocking no script carries a shebang; keyLock
 });
 
 Deno.test("Upstash endpoint: drops the key-locking flag and maps SHAs, like Upstash", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const body = "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('GET', KEYS[1])";
     const flagged = FLAG_LINE + body;
     const flaggedSha = await sha1(flagged);
@@ -357,7 +348,7 @@ Deno.test("Upstash endpoint: drops the key-locking flag and maps SHAs, like Upst
 });
 
 Deno.test("Upstash endpoint: a no-writes,allow-key-locking script keeps no-writes; its SHA maps, for EVAL, EVAL_RO and SCRIPT LOAD", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const read = "return redis.call('GET', KEYS[1])";
     const write = "redis.call('SET', KEYS[1], ARGV[1]); return 1";
     assert.equal(await fixture.direct(["SET", "k", "v0"]), "OK");

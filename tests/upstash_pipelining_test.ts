@@ -10,19 +10,10 @@ import { REDIS_CLIENT_OPTIONS } from "../edge/app.ts";
 import { BoundaryError } from "../src/core/errors.ts";
 import type { CompleteOutcome } from "../src/core/store.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
-import { startUpstashFixture, type UpstashFixture } from "./support/upstash_fixture.ts";
+import { withUpstashFixture } from "./support/upstash_fixture.ts";
 
 const MIB = 1024 * 1024;
 const LIMIT = 10 * MIB; // the endpoint's default, Upstash's
-
-async function withFixture(fn: (fixture: UpstashFixture) => Promise<void>): Promise<void> {
-  const fixture = await startUpstashFixture();
-  try {
-    await fn(fixture);
-  } finally {
-    await fixture.stop();
-  }
-}
 
 /** A READY outcome whose raw response is `bytes` long. */
 function largeOutcome(bytes: number): CompleteOutcome {
@@ -95,7 +86,7 @@ async function warm(store: UpstashStore): Promise<void> {
 }
 
 Deno.test("UpstashStore with auto-pipelining on (the client's default): one oversized batch, and none of its nine calls succeeds", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     await warm(store);
     const fire = await prepareBurst(store, "run-batched");
@@ -130,7 +121,7 @@ Deno.test("UpstashStore with auto-pipelining on (the client's default): one over
 });
 
 Deno.test("UpstashStore with auto-pipelining off (REDIS_CLIENT_OPTIONS, as the edge entries): the same nine calls are nine requests, and all succeed", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     assert.deepEqual(REDIS_CLIENT_OPTIONS, { enableAutoPipelining: false });
     const store = new UpstashStore({ redis: fixture.createRedis(REDIS_CLIENT_OPTIONS) });
     await warm(store);

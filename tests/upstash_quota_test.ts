@@ -20,16 +20,7 @@ import { ToolBoundary } from "../src/core/boundary.ts";
 import { BoundaryError } from "../src/core/errors.ts";
 import type { CompleteOutcome, StartRunRequest } from "../src/core/store.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
-import { startUpstashFixture, type UpstashFixture } from "./support/upstash_fixture.ts";
-
-async function withFixture(fn: (fixture: UpstashFixture) => Promise<void>): Promise<void> {
-  const fixture = await startUpstashFixture();
-  try {
-    await fn(fixture);
-  } finally {
-    await fixture.stop();
-  }
-}
+import { type UpstashFixture, withUpstashFixture } from "./support/upstash_fixture.ts";
 
 const READY: CompleteOutcome = {
   status: "READY",
@@ -138,7 +129,7 @@ async function cutOff(
 }
 
 Deno.test("UpstashStore: a complete cut off at any of its writes leaves no READY record that endRun's facts miss, and a repeat is listed once", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: [] });
     const runId = "run-cut-off";
@@ -191,7 +182,7 @@ Deno.test("UpstashStore: a complete cut off at any of its writes leaves no READY
 });
 
 Deno.test("UpstashStore: a startRun cut off at any of its writes leaves no run without an index; its repeat makes both, with one TTL", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: [] });
     // The index's append, its PEXPIRE (the first one the script runs), the run hash.
@@ -229,7 +220,7 @@ Deno.test("UpstashStore: a startRun cut off at any of its writes leaves no run w
 });
 
 Deno.test("UpstashStore: an index entry whose record stayed PROJECTING is not a fact", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: [] });
     const runId = "run-projecting-entry";
@@ -259,7 +250,7 @@ Deno.test("UpstashStore: an index entry whose record stayed PROJECTING is not a 
 });
 
 Deno.test("UpstashStore: over the memory limit with eviction off, complete writes nothing and fails closed; it completes once there is room", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: [] });
     const runId = "run-full";

@@ -9,21 +9,9 @@ import type { CompleteOutcome, StoredRecord } from "../src/core/store.ts";
 import { ToolBoundary } from "../src/core/boundary.ts";
 import { RedisStoreError, UpstashStore } from "../src/stores/upstash/mod.ts";
 import { createFakeToolkit } from "../src/testing/mod.ts";
-import { startUpstashFixture, type UpstashFixture } from "./support/upstash_fixture.ts";
+import { withUpstashFixture } from "./support/upstash_fixture.ts";
 
 const CANARY = "canary-7c1f-secret";
-
-async function withFixture(
-  fn: (fixture: UpstashFixture) => Promise<void>,
-  options: Parameters<typeof startUpstashFixture>[0] = {},
-): Promise<void> {
-  const fixture = await startUpstashFixture(options);
-  try {
-    await fn(fixture);
-  } finally {
-    await fixture.stop();
-  }
-}
 
 let seq = 0;
 const id = (prefix: string) => `${prefix}-${++seq}-${crypto.randomUUID().slice(0, 8)}`;
@@ -109,7 +97,7 @@ function parseMonitorLine(line: string): { lua: boolean; args: string[] } {
 }
 
 Deno.test("UpstashStore: one REST round trip per operation, two for the end-of-run projection", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const { endpoint } = fixture;
     // The first use of each script in a fresh Redis costs EVALSHA + EVAL; measure after that.
@@ -190,7 +178,7 @@ Deno.test("UpstashStore: one REST round trip per operation, two for the end-of-r
 });
 
 Deno.test("UpstashStore: the TTL is set once at creation; reads and complete never touch it", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     const keys = store.keys(runId, "call_ttl");
@@ -273,7 +261,7 @@ Deno.test("UpstashStore: the TTL is set once at creation; reads and complete nev
 });
 
 Deno.test("UpstashStore: complete on an expired record gives RECORD_EXPIRED and does not re-create it", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     const request = beginRequest(runId, "call_gone");
@@ -301,7 +289,7 @@ Deno.test("UpstashStore: complete on an expired record gives RECORD_EXPIRED and 
 });
 
 Deno.test("UpstashStore: at a spent budget a begun tool call ID is still a duplicate, and a refused one is never marked begun", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const begin = (runId: string, toolCallId: string) =>
       store.begin(beginRequest(runId, toolCallId));
@@ -348,7 +336,7 @@ Deno.test("UpstashStore: at a spent budget a begun tool call ID is still a dupli
 });
 
 Deno.test("UpstashStore: a run started by the earlier layout (begun set, no index yet) still refuses its begun keys and indexes its completes", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = id("run");
     const keys = store.keys(runId, "call_old");
@@ -417,7 +405,7 @@ Deno.test("UpstashStore: a run started by the earlier layout (begun set, no inde
 });
 
 Deno.test("UpstashStore: a complete after its run expired is stored but not indexed", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     const keys = store.keys(runId);
@@ -444,7 +432,7 @@ Deno.test("UpstashStore: a complete after its run expired is stored but not inde
 });
 
 Deno.test("UpstashStore: after SCRIPT FLUSH, EVALSHA gets NOSCRIPT and EVAL runs the script once", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     await store.getRun(runId);
@@ -460,7 +448,7 @@ Deno.test("UpstashStore: after SCRIPT FLUSH, EVALSHA gets NOSCRIPT and EVAL runs
 });
 
 Deno.test("UpstashStore: a begin whose response is dropped is retried by the client and counted once", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store, id("run"), 1);
     const request = beginRequest(runId, "call_drop");
@@ -489,7 +477,7 @@ Deno.test("UpstashStore: a begin whose response is dropped is retried by the cli
 });
 
 Deno.test("UpstashStore: a complete whose response is dropped returns the same outcome, indexed once", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     await warmScripts(store);
     const runId = await startRun(store);
@@ -515,7 +503,7 @@ Deno.test("UpstashStore: a complete whose response is dropped returns the same o
 });
 
 Deno.test("UpstashStore: through the boundary, a begin resent by fetch or by the client still gives one READY record", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const kit = createFakeToolkit();
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: kit.tools });
@@ -547,7 +535,7 @@ Deno.test("UpstashStore: IDs and payloads that look like JSON round-trip exactly
   const awkward = ["123", "true", "null", "007", "1e3", "-0", "0.10"];
   const payloads = [...awkward, '{"a":1}', '"x"', "[1,2]", " 42 ", "~", "!", "OK"];
   for (const automaticDeserialization of [true, false]) {
-    await withFixture(async (fixture) => {
+    await withUpstashFixture(async (fixture) => {
       const store = new UpstashStore({ redis: fixture.createRedis({ automaticDeserialization }) });
       for (const runId of awkward) {
         await startRun(store, runId);
@@ -611,7 +599,7 @@ Deno.test("UpstashStore: IDs and payloads that look like JSON round-trip exactly
 });
 
 Deno.test("UpstashStore: Redis and transport errors become STORE_UNAVAILABLE with a redacted cause", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     const secretCall = `call_${CANARY}`;
@@ -673,7 +661,7 @@ Deno.test("UpstashStore: Redis and transport errors become STORE_UNAVAILABLE wit
 });
 
 Deno.test("UpstashStore: a hung Redis is bounded by timeoutMs", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), timeoutMs: 300 });
     const runId = await startRun(store);
     fixture.server.pause();
@@ -697,7 +685,7 @@ Deno.test("UpstashStore: a hung Redis is bounded by timeoutMs", async () => {
 });
 
 Deno.test("UpstashStore: refuses unsafe IDs before they reach a key", async () => {
-  await withFixture(async (fixture) => {
+  await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     fixture.endpoint.reset();
     for (const runId of ["a}b", "{x}", "a b", "", "r/1", "x".repeat(129)]) {

@@ -115,3 +115,21 @@ function fromResp(value: unknown): unknown {
   if (value !== null && typeof value === "object" && "text" in value) return value.text;
   return value;
 }
+
+/**
+ * Runs `fn` with a fresh fixture and stops it afterwards, whatever `fn` does.
+ *
+ * @param fn What to do with it.
+ * @param options As for {@linkcode startUpstashFixture}.
+ */
+export async function withUpstashFixture(
+  fn: (fixture: UpstashFixture) => Promise<void>,
+  options: UpstashFixtureOptions = {},
+): Promise<void> {
+  const fixture = await startUpstashFixture(options);
+  try {
+    await fn(fixture);
+  } finally {
+    await fixture.stop();
+  }
+}
