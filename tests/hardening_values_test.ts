@@ -34,12 +34,19 @@ import {
   type HostileValue,
   makeHostile,
 } from "./reliability/arbitraries.ts";
-import { check, checkEqual, envInt, type Figures, figures, report } from "./reliability/figures.ts";
+import {
+  answered,
+  check,
+  checkEqual,
+  envInt,
+  type Figures,
+  figures,
+  report,
+} from "./reliability/figures.ts";
 import { startUpstashFixture } from "./support/upstash_fixture.ts";
 
 const RUNS = envInt("RELIABILITY_RUNS", 500);
 const UPSTASH_RUNS = envInt("RELIABILITY_UPSTASH_RUNS", 60);
-const HANG_MS = 5_000;
 const LATER = `${CANARY_SECRET} (a later read)`;
 
 const thrower = (what: string) => () => {
@@ -383,21 +390,6 @@ function system(store: Store, options: Partial<ToolBoundaryOptions> = {}) {
 
 type System = ReturnType<typeof system>;
 
-/** Fails instead of hanging; counts the answer as an invariant. */
-async function within<T>(f: Figures, what: string, promise: Promise<T>): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const hang = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${HANG_MS} ms`)), HANG_MS);
-  });
-  try {
-    const value = await Promise.race([promise, hang]);
-    f.invariants++;
-    return value;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 let callSeq = 0;
 
 /**
@@ -427,7 +419,7 @@ async function call(
   beforeAwait?.();
   let result: BoundaryResult;
   try {
-    result = await within(f, at, invoked);
+    result = await answered(f, at, invoked);
   } catch (error) {
     assert.fail(`${at}: invoke rejected: ${error}`);
   }
@@ -712,7 +704,7 @@ async function namedEnvelopes(f: Figures, store: Store) {
   ];
   for (const [name, envelope, code, id] of cases) {
     f.cases++;
-    const result = await within(f, name, sys.boundary.invoke(run, envelope as never));
+    const result = await answered(f, name, sys.boundary.invoke(run, envelope as never));
     checkEqual(
       f,
       result,
@@ -735,7 +727,7 @@ async function namedEnvelopes(f: Figures, store: Store) {
     },
   );
   f.cases++;
-  const result = await within(f, "a counting Proxy envelope", sys.boundary.invoke(run, counted));
+  const result = await answered(f, "a counting Proxy envelope", sys.boundary.invoke(run, counted));
   checkEqual(f, result.status, "READY", "a Proxy envelope that answers is served");
   checkEqual(f, reads, { toolCallId: 1, runId: 1, toolName: 1, input: 1 }, "each field read once");
   checkEqual(f, sys.seen.executed, [{ q: "once" }], "the tool got the input");
@@ -1057,7 +1049,7 @@ async function slowAuthorize(f: Figures, store: Store) {
     const boundary = new ToolBoundary({ store, tools, ...options });
     const run = await boundary.startRun({ ttlMs });
     f.cases++;
-    const result = await within(
+    const result = await answered(
       f,
       name,
       boundary.invoke(run, {

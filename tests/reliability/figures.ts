@@ -44,6 +44,31 @@ export function check(f: Figures, ok: boolean, message: string | (() => string))
   f.invariants++;
 }
 
+/** How long {@linkcode answered} waits for an answer before it fails. */
+export const HANG_MS = 5_000;
+
+/**
+ * Fails instead of hanging: the value of `promise`, or an error after {@linkcode HANG_MS}.
+ * Counts the answer as an invariant.
+ *
+ * @param f The figures.
+ * @param what What is awaited, for the error.
+ * @param promise The answer.
+ */
+export async function answered<T>(f: Figures, what: string, promise: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const hang = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${HANG_MS} ms`)), HANG_MS);
+  });
+  try {
+    const value = await Promise.race([promise, hang]);
+    f.invariants++;
+    return value;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Asserts deep equality and counts.
  *
