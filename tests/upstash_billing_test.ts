@@ -175,8 +175,8 @@ Deno.test("UpstashStore: billed commands per operation, one request each; an inv
 
 /** The designed cost of every operation (docs/upstash.md, "Billed commands per operation"). */
 const EXPECTED: Record<string, string> = {
-  startRun: ">EVALSHA HGET RPUSH PEXPIRE HSET PEXPIRE",
-  "startRun, 3 tool budgets": ">EVALSHA HGET RPUSH PEXPIRE HSET PEXPIRE",
+  startRun: ">EVALSHA HGET RPUSH PEXPIRE PEXPIRETIME HSET PEXPIREAT",
+  "startRun, 3 tool budgets": ">EVALSHA HGET RPUSH PEXPIRE PEXPIRETIME HSET PEXPIREAT",
   "begin, first of a run": ">EVALSHA HMGET HSET PEXPIRE HSET",
   "complete, first of a run": ">EVALSHA HMGET RPUSHX HSET",
   "begin, steady": ">EVALSHA HMGET HSET PEXPIRE HSET",

@@ -117,7 +117,7 @@ const fixed = (name: string) => `'["${name}"]'`;
 
 /**
  * Creates a run and its progress index, or returns the run again for a repeat of the same
- * attempt. Five Redis calls when it creates the run, whatever the number of tool budgets.
+ * attempt. Six Redis calls when it creates the run, whatever the number of tool budgets.
  */
 export const START_RUN: LuaScript = {
   name: "startRun",
@@ -141,6 +141,9 @@ end
 -- same start pushes a second sentinel, dropped the same way.)
 redis.call('RPUSH', KEYS[2], '')
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
+-- One absolute expiry for both keys: two relative PEXPIREs a millisecond apart would leave the
+-- index to outlive its run by that millisecond.
+local expireAt = redis.call('PEXPIRETIME', KEYS[2])
 local fields = {'runId', ARGV[1], 'status', 'ACTIVE', 'deadline', ARGV[3], 'startedAt', ARGV[6],
   'calls', ARGV[4], 'used', '0', 'attemptId', ARGV[2], '${LAYOUT_FIELD}', '2'}
 for i = 7, #ARGV, 2 do
@@ -151,7 +154,7 @@ end
 for i = 1, #fields, 2000 do
   redis.call('HSET', KEYS[1], unpack(fields, i, math.min(i + 1999, #fields)))
 end
-redis.call('PEXPIRE', KEYS[1], ARGV[5])
+redis.call('PEXPIREAT', KEYS[1], expireAt)
 return ${fixed("OK")}
 `,
 };
