@@ -90,6 +90,13 @@ export type {
 } from "./core/types.ts";
 export type { JsonObject, JsonValue } from "./core/json.ts";
 export { TOOL_CALL_ID_META } from "./core/ids.ts";
+export {
+  type ErrorView,
+  type ModelView,
+  modelView,
+  modelViewText,
+  type ReadyView,
+} from "./core/model_view.ts";
 export { DEFAULT_LIMITS, type Limits } from "./core/limits.ts";
 export {
   BoundaryError,

@@ -75,7 +75,7 @@ import {
 } from "ai";
 import {
   type BoundaryResult,
-  ERROR_MESSAGES,
+  modelView,
   type RunContext,
   type ToolBoundary,
 } from "@tool-boundary/core";
@@ -142,25 +142,10 @@ export function toModelOutput(
     : isResult((arg as { output?: unknown })?.output)
     ? (arg as { output: BoundaryResult }).output
     : undefined;
-  if (result?.status === "READY") {
-    const { evidence, scope, content } = result;
-    return { type: "json", value: { evidence, scope, content: content as JSONValue } };
-  }
-  if (result?.status === "ERROR") {
-    const { code, message, issues } = result;
-    return {
-      type: "error-json",
-      value: issues === undefined ? { code, message } : {
-        code,
-        message,
-        issues: issues.map(({ path, expected }) => ({ path, expected })),
-      },
-    };
-  }
-  return {
-    type: "error-json",
-    value: { code: "EXECUTION_FAILED", message: ERROR_MESSAGES.EXECUTION_FAILED },
-  };
+  const view = modelView(result);
+  return "evidence" in view
+    ? { type: "json", value: { ...view, content: view.content as JSONValue } }
+    : { type: "error-json", value: view as unknown as JSONValue };
 }
 
 function isResult(value: unknown): value is BoundaryResult {

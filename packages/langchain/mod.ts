@@ -53,8 +53,8 @@ import {
   type ToolReturnType,
   type ToolRunnableConfig,
 } from "@langchain/core/tools";
-import type { ToolBoundary } from "@tool-boundary/core";
-import { invokeCall, modelText, type RunSource, toToolMessage } from "./tool_message.ts";
+import { modelViewText, type ToolBoundary } from "@tool-boundary/core";
+import { invokeCall, type RunSource, toToolMessage } from "./tool_message.ts";
 
 export type { RunSource, RunSourceInput } from "./tool_message.ts";
 
@@ -153,7 +153,7 @@ class BoundaryTool<TContext> extends StructuredTool<JsonSchema, unknown, unknown
     );
     const output: ToolMessage | string = typeof toolCallId === "string"
       ? toToolMessage(result, toolCallId, this.name)
-      : modelText(result);
+      : modelViewText(result);
     await runManager?.handleToolEnd(output);
     return output as ToolReturnType<TInput, TConfig, string>;
   }

@@ -9,6 +9,7 @@ import {
   type BoundaryResult,
   ERROR_MESSAGES,
   type ErrorResult,
+  modelViewText,
   type RunContext,
   type ToolBoundary,
 } from "@tool-boundary/core";
@@ -87,24 +88,9 @@ export function toToolMessage(
     tool_call_id: toolCallId,
     name,
     status: result.status === "READY" ? "success" : "error",
-    content: modelText(result),
+    content: modelViewText(result),
     artifact: result,
   });
-}
-
-/**
- * The text the model gets for a result.
- *
- * @param result The boundary's result.
- * @returns JSON text.
- */
-export function modelText(result: BoundaryResult): string {
-  if (result.status === "READY") {
-    const { evidence, scope, content } = result;
-    return JSON.stringify({ evidence, scope, content });
-  }
-  const { code, message, issues } = result;
-  return JSON.stringify(issues === undefined ? { code, message } : { code, message, issues });
 }
 
 function failed(toolCallId: unknown): ErrorResult {

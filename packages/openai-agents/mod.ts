@@ -40,7 +40,7 @@
 import { type FunctionTool, type RunContext as AgentsRunContext, tool } from "@openai/agents-core";
 import {
   type BoundaryResult,
-  ERROR_MESSAGES,
+  modelViewText,
   type RunContext,
   type ToolBoundary,
 } from "@tool-boundary/core";
@@ -70,10 +70,7 @@ export type NonStrictParameters = {
  * What the model gets when the run could not be resolved or `invoke` was misused (no record
  * exists then): a fixed text that never carries the exception.
  */
-const FAILED_TEXT = JSON.stringify({
-  code: "EXECUTION_FAILED",
-  message: ERROR_MESSAGES.EXECUTION_FAILED,
-});
+const FAILED_TEXT = modelViewText(null);
 
 /**
  * Makes one SDK function tool per tool of the boundary, writable tools included (they answer
@@ -124,7 +121,7 @@ export function openaiAgentsTools<TContext = unknown>(
           // Not thrown on to the SDK: it would record the exception text in its trace span.
           return FAILED_TEXT;
         }
-        return JSON.stringify(modelView(result));
+        return modelViewText(result);
       },
       errorFunction: () => FAILED_TEXT,
     });
@@ -137,13 +134,4 @@ export function openaiAgentsTools<TContext = unknown>(
     sdkNames.set(functionTool.name, name);
     return functionTool;
   });
-}
-
-/** The part of a boundary result the model sees. */
-function modelView(result: BoundaryResult): Record<string, unknown> {
-  if (result.status === "READY") {
-    return { evidence: result.evidence, scope: result.scope, content: result.content };
-  }
-  const { code, message, issues } = result;
-  return issues === undefined ? { code, message } : { code, message, issues };
 }

@@ -38,7 +38,7 @@
  * @module
  */
 import { type Attributes, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
-import type { BoundaryEvent, BoundaryResult } from "@tool-boundary/core";
+import { type BoundaryEvent, modelViewText } from "@tool-boundary/core";
 
 /** Options of {@linkcode otelObserver}. */
 export interface OtelObserverOptions {
@@ -101,7 +101,7 @@ export function otelObserver(options: OtelObserverOptions): (event: BoundaryEven
     attributes["tool_boundary.evidence"] = result.status === "READY" ? result.evidence : "ERROR";
     attributes["tool_boundary.replayed"] = (result as { replayed?: unknown }).replayed === true;
     if (result.status === "ERROR") attributes["error.type"] = result.code;
-    if (recordResult) attributes["gen_ai.tool.call.result"] = JSON.stringify(modelView(result));
+    if (recordResult) attributes["gen_ai.tool.call.result"] = modelViewText(result);
 
     const durationMs = event.type === "call.finished" ? event.durationMs : 0;
     const span = tracer.startSpan(
@@ -114,17 +114,5 @@ export function otelObserver(options: OtelObserverOptions): (event: BoundaryEven
     // No description: the status carries no message text.
     if (result.status === "ERROR") span.setStatus({ code: SpanStatusCode.ERROR });
     span.end(end);
-  };
-}
-
-/** What the model is given for a result (as the framework adapters hand it over). */
-function modelView(result: BoundaryResult): Record<string, unknown> {
-  if (result.status === "READY") {
-    return { evidence: result.evidence, scope: result.scope, content: result.content };
-  }
-  return {
-    code: result.code,
-    message: result.message,
-    ...(result.issues === undefined ? {} : { issues: result.issues }),
   };
 }
