@@ -80,8 +80,36 @@ import {
   type ToolBoundary,
 } from "@tool-boundary/core";
 
+// `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
+// aliases name them for the docs.
+/**
+ * `ToolBoundary` of `@tool-boundary/core`.
+ * @internal
+ */
+type Boundary = ToolBoundary;
+/**
+ * `RunContext` of `@tool-boundary/core`: the run every call belongs to.
+ * @internal
+ */
+type Run = RunContext;
+/**
+ * `BoundaryResult` of `@tool-boundary/core`: what `invoke` returned.
+ * @internal
+ */
+type Result = BoundaryResult;
+/**
+ * `ToolSet` of the `ai` package.
+ * @internal
+ */
+type Tools = ToolSet;
+/**
+ * The `output` of the `ai` package's `ToolResultPart`: what the model is given.
+ * @internal
+ */
+type ModelOutput = ToolResultPart["output"];
+
 /** What the adapter uses of a `ToolBoundary`: its tool list and `invoke`. */
-export type AdaptedBoundary = Pick<ToolBoundary, "describeTools" | "invoke">;
+export type AdaptedBoundary = Pick<Boundary, "describeTools" | "invoke">;
 
 /**
  * The boundary's tools as an AI SDK `ToolSet`: pass it as `tools` to `generateText`,
@@ -100,7 +128,7 @@ export type AdaptedBoundary = Pick<ToolBoundary, "describeTools" | "invoke">;
  * @param run The run every call belongs to, from `boundary.startRun()`.
  * @returns The tool set, keyed by tool name (an object without prototype).
  */
-export function aiSdkTools(boundary: AdaptedBoundary, run: RunContext): ToolSet {
+export function aiSdkTools(boundary: AdaptedBoundary, run: Run): Tools {
   // No prototype: a tool named like an Object.prototype member (or "__proto__") is an own key.
   const tools: ToolSet = Object.create(null);
   for (const described of boundary.describeTools()) {
@@ -135,8 +163,8 @@ export function aiSdkTools(boundary: AdaptedBoundary, run: RunContext): ToolSet 
  * @returns The tool result output for the model.
  */
 export function toModelOutput(
-  arg: { output: unknown } | BoundaryResult,
-): ToolResultPart["output"] {
+  arg: { output: unknown } | Result,
+): ModelOutput {
   const result = isResult(arg)
     ? arg
     : isResult((arg as { output?: unknown })?.output)

@@ -58,6 +58,19 @@ import { invokeCall, type RunSource, toToolMessage } from "./tool_message.ts";
 
 export type { RunSource, RunSourceInput } from "./tool_message.ts";
 
+// `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
+// aliases name them for the docs.
+/**
+ * `ToolBoundary` of `@tool-boundary/core`.
+ * @internal
+ */
+type Boundary = ToolBoundary;
+/**
+ * `StructuredToolInterface` of `@langchain/core/tools`, for JSON Schema input.
+ * @internal
+ */
+type LangChainTool<T> = StructuredToolInterface<JsonSchema, unknown, T>;
+
 /** A tool's JSON Schema, the `schema` of each tool. */
 export type JsonSchema = Record<string, unknown>;
 
@@ -80,9 +93,9 @@ export type JsonSchema = Record<string, unknown>;
  * @returns The tools, in the boundary's order.
  */
 export function langchainTools<TContext = unknown>(
-  boundary: ToolBoundary,
+  boundary: Boundary,
   run: RunSource<TContext>,
-): StructuredToolInterface<JsonSchema, unknown, string>[] {
+): LangChainTool<string>[] {
   return boundary.describeTools().map((described) =>
     new BoundaryTool(boundary, run, described.name, described.description ?? "", {
       ...described.inputSchema,

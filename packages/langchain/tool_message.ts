@@ -20,14 +20,22 @@ export interface RunSourceInput<TContext = unknown> {
   readonly context?: TContext;
 }
 
+// `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
+// aliases name them for the docs.
 /**
- * Where the tools find the boundary's run: the {@linkcode RunContext} itself, or a function that
+ * `RunContext` of `@tool-boundary/core`.
+ * @internal
+ */
+type Run = RunContext;
+
+/**
+ * Where the tools find the boundary's run: the `RunContext` itself, or a function that
  * reads it on every call, for example from LangGraph's runtime context after
  * `agent.invoke(input, { context: { run } })`: `({ context }) => context.run`.
  */
 export type RunSource<TContext = unknown> =
-  | RunContext
-  | ((source: RunSourceInput<TContext>) => RunContext);
+  | Run
+  | ((source: RunSourceInput<TContext>) => Run);
 
 /** A tool call as LangChain gives it. */
 export interface LangChainCall {

@@ -45,15 +45,38 @@ import {
   type ToolBoundary,
 } from "@tool-boundary/core";
 
+// `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
+// aliases name them for the docs.
 /**
- * Where the tools find the boundary's run: the {@linkcode RunContext} itself, or a function that
+ * `RunContext` of `@tool-boundary/core`.
+ * @internal
+ */
+type Run = RunContext;
+/**
+ * `ToolBoundary` of `@tool-boundary/core`.
+ * @internal
+ */
+type Boundary = ToolBoundary;
+/**
+ * `FunctionTool` of `@openai/agents-core`.
+ * @internal
+ */
+type AgentsTool<TContext> = FunctionTool<TContext, NonStrictParameters, string>;
+/**
+ * `RunContext` of `@openai/agents-core`: the SDK's context of one agent run.
+ * @internal
+ */
+type AgentsContext<TContext> = AgentsRunContext<TContext>;
+
+/**
+ * Where the tools find the boundary's run: the `RunContext` itself, or a function that
  * reads it from the SDK's run context on every call (for example `(ctx) => ctx.context.run`
  * after `runner.run(agent, input, { context: { run } })`), so that it survives a `RunState`
  * serialized for an approval and restored later.
  */
 export type RunSource<TContext = unknown> =
-  | RunContext
-  | ((runContext: AgentsRunContext<TContext>) => RunContext);
+  | Run
+  | ((runContext: AgentsContext<TContext>) => Run);
 
 /**
  * How the tools type their parameters for the SDK (its non-strict JSON schema type); at run time
@@ -95,9 +118,9 @@ const FAILED_TEXT = modelViewText(null);
  * character outside `[A-Za-z0-9]` with `_`).
  */
 export function openaiAgentsTools<TContext = unknown>(
-  boundary: ToolBoundary,
+  boundary: Boundary,
   run: RunSource<TContext>,
-): FunctionTool<TContext, NonStrictParameters, string>[] {
+): AgentsTool<TContext>[] {
   const sdkNames = new Map<string, string>();
   return boundary.describeTools().map(({ name, description, inputSchema }) => {
     const functionTool = tool<NonStrictParameters, TContext, string>({

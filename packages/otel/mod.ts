@@ -40,10 +40,23 @@
 import { type Attributes, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import { type BoundaryEvent, modelViewText } from "@tool-boundary/core";
 
+// `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
+// aliases name them for the docs.
+/**
+ * `Tracer` of `@opentelemetry/api`.
+ * @internal
+ */
+type OtelTracer = Tracer;
+/**
+ * `BoundaryEvent` of `@tool-boundary/core`: what the `observe` hook receives.
+ * @internal
+ */
+type Event = BoundaryEvent;
+
 /** Options of {@linkcode otelObserver}. */
 export interface OtelObserverOptions {
   /** Where the spans go, e.g. `provider.getTracer("my-agent")` or `trace.getTracer(...)`. */
-  tracer: Tracer;
+  tracer: OtelTracer;
   /**
    * Opt-in: also record what the model was given, as `gen_ai.tool.call.result` (JSON of
    * `{ evidence, scope, content }`, or of `{ code, message }` for an ERROR). That is the bounded
@@ -80,7 +93,7 @@ export const REFUSED_EVENT = "tool_boundary.refused";
  * @param options The tracer, and what else to record.
  * @returns The function to pass as the `observe` option of `ToolBoundary`.
  */
-export function otelObserver(options: OtelObserverOptions): (event: BoundaryEvent) => void {
+export function otelObserver(options: OtelObserverOptions): (event: Event) => void {
   const { tracer, recordResult = false } = options;
   const clock = options.clock ?? (() => performance.timeOrigin + performance.now());
   return (event) => {
