@@ -107,17 +107,48 @@ export function createSuite<C>(
   return {
     test(caseName, fn) {
       const name = `${options.name}: ${caseName}`;
+      const defined = caseLocation();
       names.push(name);
       register(name, async () => {
         const sut = await options.createStore();
         try {
           await fn(makeContext(sut, ttlMs));
+        } catch (error) {
+          throw located(error, defined);
         } finally {
           await sut.close?.();
         }
       });
     },
   };
+}
+
+/**
+ * Where a case was registered: the first stack frame outside this file. The test runner names
+ * the line that registered the test, which for every case is this file's; the case's own line
+ * is what a reader of a failure needs.
+ */
+function caseLocation(): string | null {
+  const frames = new Error().stack?.split("\n").slice(1) ?? [];
+  const own = frames[0]?.match(/\((.*?):\d+:\d+\)$|at (.*?):\d+:\d+$/);
+  const file = own?.[1] ?? own?.[2];
+  const frame = frames.find((line) => file === undefined || !line.includes(file));
+  return frame?.trim().replace(/^at /, "") ?? null;
+}
+
+/** The failure of a case, with the case's location first in its stack and in its message. */
+function located(error: unknown, defined: string | null): unknown {
+  if (defined === null || !(error instanceof Error)) return error;
+  try {
+    error.message = `${error.message}\n    (conformance case at ${defined})`;
+    if (typeof error.stack === "string") {
+      const [head, ...frames] = error.stack.split("\n    at ");
+      error.stack = [`${head}\n    (conformance case at ${defined})`, ...frames].join("\n    at ");
+    }
+  } catch {
+    // A frozen error is reported as it is.
+  }
+  return error;
 }
 
 /** The context of a `Store` contract case. */
