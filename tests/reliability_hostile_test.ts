@@ -5,6 +5,7 @@
  *
  * RELIABILITY_RUNS scales the generated cases (default 500 per property).
  */
+import assert from "node:assert/strict";
 import fc from "fast-check";
 import * as v from "valibot";
 import {
@@ -430,6 +431,9 @@ Deno.test("hostile: named cases from the issue get READY or the right safe code"
   checkEqual(f, (Object.prototype as Record<string, unknown>).polluted, undefined, "pollution");
 });
 
-Deno.test("hostile: figures", () => {
+Deno.test("hostile: every case above ran and each held its invariants", () => {
+  // Runs after the suite's other tests (declaration order): what they counted is what held.
+  assert.ok(f.cases >= RUNS, `only ${f.cases} hostile cases ran`);
+  assert.ok(f.invariants > f.cases, `${f.invariants} invariants for ${f.cases} cases`);
   report(f, { runsPerProperty: RUNS });
 });
