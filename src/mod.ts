@@ -90,7 +90,7 @@ export type {
 } from "./core/types.ts";
 export type { JsonObject, JsonValue } from "./core/json.ts";
 export { TOOL_CALL_ID_META } from "./core/ids.ts";
-export { DEFAULT_LIMITS, type Limits } from "./core/limits.ts";
+export { DEFAULT_LIMITS, type Limits, MAX_TIMER_MS } from "./core/limits.ts";
 export {
   BoundaryError,
   ERROR_CODES,

@@ -217,12 +217,16 @@ Deno.test("everything over Streamable HTTP: projection, errors, _meta, timeouts"
     };
     assert.match(imageRaw.content.find((item) => item.type === "image")!.data!, /^iVBOR/);
 
-    // Arguments the server refuses: its answer is the raw, the agent gets EXECUTION_FAILED.
+    // Arguments that do not match the listed inputSchema are refused before the server.
     const bad = await call("e5", "everything_get-sum", { a: "two", b: 3 });
-    assert.equal(code(bad), "EXECUTION_FAILED");
-    const badRecord = await boundary.inspect(run.runId, "e5");
-    assert.match(JSON.stringify(badRecord?.raw), /invalid|expected/i);
-    assert.ok(!JSON.stringify(badRecord?.agentResult).includes("expected"));
+    assert.deepEqual(bad, {
+      status: "ERROR",
+      toolCallId: "e5",
+      code: "INVALID_INPUT",
+      message: ERROR_MESSAGES.INVALID_INPUT,
+      issues: [{ path: "a", expected: "number" }],
+    });
+    assert.equal(await boundary.inspect(run.runId, "e5"), null, "refused before any record");
 
     assert.equal(code(await call("e6", "everything_get-env", {})), "NOT_READ_ONLY");
     assert.equal(
@@ -246,7 +250,6 @@ Deno.test("everything over Streamable HTTP: projection, errors, _meta, timeouts"
         ["get-sum", "e2"],
         ["get-structured-content", "e3"],
         ["get-tiny-image", "e4"],
-        ["get-sum", "e5"],
         ["trigger-long-running-operation", "e7"],
       ],
     );

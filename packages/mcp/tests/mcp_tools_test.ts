@@ -6,7 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { type BoundaryResult, ToolBoundary } from "@tool-boundary/core";
-import { type McpClient, type McpToolInfo, mcpTools, type McpToolsOptions } from "../mod.ts";
+import {
+  MAX_TIMEOUT_MS,
+  type McpClient,
+  type McpToolInfo,
+  mcpTools,
+  type McpToolsOptions,
+} from "../mod.ts";
 
 const tool = (name: string, readOnlyHint?: boolean): McpToolInfo => ({
   name,
@@ -145,7 +151,12 @@ Deno.test("bad options are refused with a TypeError naming the option", async ()
     /project\["a"\] must be a function/,
   );
   await assert.rejects(mcpTools(client, { prefix: 1 as never }), /prefix must be a string/);
-  await assert.rejects(mcpTools(client, { timeoutMs: 0 }), RangeError);
+  for (const timeoutMs of [0, -1, 1.5, NaN, "30000" as never, MAX_TIMEOUT_MS + 1, 2 ** 31]) {
+    await assert.rejects(mcpTools(client, { timeoutMs }), {
+      name: "TypeError",
+      message: `Cannot wrap MCP tools: timeoutMs must be an integer from 1 to ${MAX_TIMEOUT_MS}`,
+    });
+  }
 });
 
 Deno.test("what the client gives back: results, errors and look-alikes", async () => {
