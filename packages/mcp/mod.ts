@@ -338,7 +338,12 @@ function checkListed(tool: unknown): McpToolInfo {
     throw new TypeError(`Cannot wrap MCP tools: "${name}" lists an outputSchema that is no object`);
   }
   const { description: _, ...rest } = fields;
-  return { ...rest, name, inputSchema, ...(typeof description === "string" ? { description } : {}) };
+  return {
+    ...rest,
+    name,
+    inputSchema,
+    ...(typeof description === "string" ? { description } : {}),
+  };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -384,7 +389,14 @@ const WRAPPERS = new Set([
   "dependentSchemas",
 ]);
 /** Keywords whose failure is one issue, whatever their subschemas said. */
-const ALTERNATIVES = new Set(["anyOf", "oneOf", "not", "contains", "propertyNames", "dependencies"]);
+const ALTERNATIVES = new Set([
+  "anyOf",
+  "oneOf",
+  "not",
+  "contains",
+  "propertyNames",
+  "dependencies",
+]);
 /** Keywords whose value is data, not a schema: never walked for patterns or references. */
 const DATA_KEYWORDS = new Set(["const", "enum", "default", "examples"]);
 
@@ -402,7 +414,9 @@ function schemaCheck(tool: string, field: string, schema: Record<string, unknown
     usable(copy, lookup);
   } catch (error) {
     throw new TypeError(
-      `Cannot wrap MCP tools: the ${field} of "${tool}" cannot be used: ${(error as Error).message}`,
+      `Cannot wrap MCP tools: the ${field} of "${tool}" cannot be used: ${
+        (error as Error).message
+      }`,
     );
   }
   return (value) => {
@@ -686,7 +700,9 @@ export function defaultProjector(
   if (ctx.tool.outputSchema !== undefined) {
     const content = raw.structuredContent;
     if (content === undefined) {
-      throw new TypeError(`${ctx.tool.name} declares an outputSchema but sent no structuredContent`);
+      throw new TypeError(
+        `${ctx.tool.name} declares an outputSchema but sent no structuredContent`,
+      );
     }
     const empty = content === null || content === "" ||
       (typeof content === "object" && Object.keys(content).length === 0);
