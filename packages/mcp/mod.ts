@@ -346,6 +346,13 @@ function checkListed(tool: unknown): McpToolInfo {
   };
 }
 
+/** A primitive, or a list of primitives: schema data, not a subschema. */
+function isPlain(value: unknown): boolean {
+  return Array.isArray(value)
+    ? value.every((item) => typeof item !== "object" || item === null)
+    : typeof value !== "object";
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -498,7 +505,8 @@ function issueOf(error: OutputUnit, schema: Schema, lookup: Record<string, unkno
       const shown = value === undefined ? undefined : JSON.stringify(value);
       return {
         path,
-        expected: shown !== undefined && shown.length <= 100 && (typeof value !== "object")
+        // A number, string or list of them (an enum) is shown; a subschema is not.
+        expected: shown !== undefined && shown.length <= 100 && isPlain(value)
           ? `${error.keyword} ${shown}`
           : error.keyword,
       };
