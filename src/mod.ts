@@ -97,7 +97,7 @@ export {
   modelViewText,
   type ReadyView,
 } from "./core/model_view.ts";
-export { DEFAULT_LIMITS, type Limits } from "./core/limits.ts";
+export { DEFAULT_LIMITS, type Limits, MAX_TIMER_MS } from "./core/limits.ts";
 export {
   BoundaryError,
   ERROR_CODES,

@@ -92,7 +92,15 @@ export const DEFAULT_BUDGET: Readonly<{ calls: number }> = Object.freeze({ calls
 
 /**
  * The longest timer runtimes set (2^31 - 1 ms, about 24.8 days): a longer delay fires at once,
- * so every wait of the boundary is capped here.
+ * so every wait of the boundary is capped here (a tool's `timeoutMs` may be larger; its wait is
+ * not), and whatever sets a timer of its own from a setting checks it against this.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MAX_TIMER_MS } from "@tool-boundary/core";
+ * assert.equal(MAX_TIMER_MS, 2 ** 31 - 1);
+ * ```
  */
 export const MAX_TIMER_MS = 2_147_483_647;
 

@@ -5,8 +5,14 @@
  * the gateway takes; the real servers are in gateway_test.ts.
  */
 import assert from "node:assert/strict";
-import { type BoundaryResult, ToolBoundary } from "@tool-boundary/core";
-import { type McpClient, type McpToolInfo, mcpTools, type McpToolsOptions } from "../mod.ts";
+import { type BoundaryResult, MAX_TIMER_MS, ToolBoundary } from "@tool-boundary/core";
+import {
+  MAX_TIMEOUT_MS,
+  type McpClient,
+  type McpToolInfo,
+  mcpTools,
+  type McpToolsOptions,
+} from "../mod.ts";
 
 const tool = (name: string, readOnlyHint?: boolean): McpToolInfo => ({
   name,
@@ -145,7 +151,12 @@ Deno.test("bad options are refused with a TypeError naming the option", async ()
     /project\["a"\] must be a function/,
   );
   await assert.rejects(mcpTools(client, { prefix: 1 as never }), /prefix must be a string/);
-  await assert.rejects(mcpTools(client, { timeoutMs: 0 }), RangeError);
+  for (const timeoutMs of [0, -1, 1.5, NaN, "30000" as never, MAX_TIMEOUT_MS + 1, 2 ** 31]) {
+    await assert.rejects(mcpTools(client, { timeoutMs }), {
+      name: "TypeError",
+      message: `Cannot wrap MCP tools: timeoutMs must be an integer from 1 to ${MAX_TIMEOUT_MS}`,
+    });
+  }
 });
 
 Deno.test("what the client gives back: results, errors and look-alikes", async () => {
@@ -201,5 +212,221 @@ Deno.test("what the client gives back: results, errors and look-alikes", async (
   assert.deepEqual(raws.nothing, {
     error: { message: "tools/call gave no result object" },
     result: "not a result",
+  });
+});
+
+Deno.test("the longest timeoutMs gives the client exactly a timer's limit", async () => {
+  const given: unknown[] = [];
+  const client: McpClient = {
+    listTools: () => Promise.resolve({ tools: [tool("a", true)] }),
+    callTool: (_params, _schema, options) => {
+      given.push(options?.timeout);
+      return Promise.resolve({ content: [] });
+    },
+  };
+  const tools = await mcpTools(client, { trusted: true, timeoutMs: MAX_TIMEOUT_MS });
+  assert.equal(tools[0]?.timeoutMs, MAX_TIMEOUT_MS);
+  assert.deepEqual(await callAll(client, { trusted: true, timeoutMs: MAX_TIMEOUT_MS }, ["a"]), [
+    ["a", "READY"],
+  ]);
+  assert.deepEqual(given, [MAX_TIMER_MS]);
+});
+
+Deno.test("a client with getProtocolEra is given its request options second", async () => {
+  const given: unknown[][] = [];
+  const client: McpClient = {
+    listTools: () => Promise.resolve({ tools: [tool("a", true)] }),
+    callTool: (...args: unknown[]) => {
+      given.push(args.slice(1).map((arg) => Object.keys(arg ?? {}).sort()));
+      return Promise.resolve({ content: [] });
+    },
+    getProtocolEra: () => "legacy",
+  };
+  assert.deepEqual(await callAll(client, { trusted: true }, ["a"]), [["a", "READY"]]);
+  assert.deepEqual(given, [[["signal", "timeout"]]]);
+});
+
+Deno.test("a listed tool whose name is not a non-empty string is refused at setup", async () => {
+  for (const name of [5, {}, "", null, undefined, ["a"]]) {
+    const client: McpClient = {
+      listTools: () =>
+        Promise.resolve({ tools: [{ name, inputSchema: { type: "object" } }] as never }),
+      callTool: () => Promise.resolve({ content: [] }),
+    };
+    await assert.rejects(mcpTools(client, { prefix: "p_" }), {
+      name: "TypeError",
+      message: "Cannot wrap MCP tools: the server lists a tool whose name is no string",
+    });
+  }
+  const noList: McpClient = {
+    listTools: () => Promise.resolve({ tools: "search" as never }),
+    callTool: () => Promise.resolve({}),
+  };
+  await assert.rejects(mcpTools(noList), /tools\/list gave no list of tools/);
+});
+
+Deno.test("listed schemas that are not objects are refused; a description that is no string is left out", async () => {
+  const listing = (fields: Record<string, unknown>): McpClient => ({
+    listTools: () => Promise.resolve({ tools: [{ name: "t", ...fields }] as never }),
+    callTool: () => Promise.resolve({ content: [] }),
+  });
+  for (const inputSchema of [undefined, null, "object", ["object"], 1]) {
+    await assert.rejects(mcpTools(listing({ inputSchema })), /"t" lists no inputSchema object/);
+  }
+  for (const outputSchema of [null, "object", [], true]) {
+    await assert.rejects(
+      mcpTools(listing({ inputSchema: { type: "object" }, outputSchema })),
+      /"t" lists an outputSchema that is no object/,
+    );
+  }
+  const [described] = await mcpTools(
+    listing({ inputSchema: { type: "object" }, description: { text: "no" } }),
+  );
+  assert.equal(described?.description, undefined);
+  assert.ok(!("description" in described!));
+});
+
+Deno.test("a schema the validator cannot use is refused at setup", async () => {
+  const listing = (fields: Record<string, unknown>): McpClient => ({
+    listTools: () => Promise.resolve({ tools: [{ name: "t", ...fields }] as never }),
+    callTool: () => Promise.resolve({ content: [] }),
+  });
+  const unusable = [
+    { type: "object", properties: { q: { type: "string", pattern: "([" } } },
+    { type: "object", patternProperties: { "(": { type: "string" } } },
+    { type: "object", properties: { q: { $ref: "#/$defs/missing" } } },
+  ];
+  for (const schema of unusable) {
+    await assert.rejects(
+      mcpTools(listing({ inputSchema: schema })),
+      /the inputSchema of "t" cannot be used/,
+    );
+    await assert.rejects(
+      mcpTools(listing({ inputSchema: { type: "object" }, outputSchema: schema })),
+      /the outputSchema of "t" cannot be used/,
+    );
+  }
+  // A pattern inside data (a const) is data, not a pattern.
+  await mcpTools(listing({ inputSchema: { type: "object", const: { pattern: "([" } } }));
+});
+
+Deno.test("arguments are checked against the inputSchema: issues say where and what, never the values", async () => {
+  const inputSchema = {
+    type: "object",
+    $defs: { level: { enum: ["info", "error"] } },
+    properties: {
+      query: { type: "string", minLength: 2 },
+      limit: { type: "integer", minimum: 1 },
+      level: { $ref: "#/$defs/level" },
+      tags: { type: "array", items: { type: "string" } },
+      range: { anyOf: [{ type: "string" }, { type: "number" }] },
+    },
+    required: ["query"],
+    additionalProperties: false,
+  };
+  const client = clientOf([{ name: "search", inputSchema, annotations: { readOnlyHint: true } }]);
+  const tools = await mcpTools(client, { trusted: true });
+  const boundary = new ToolBoundary({ tools });
+  // The listing is shown as the server sent it.
+  assert.deepEqual(boundary.describeTools()[0]?.inputSchema, inputSchema);
+  const run = await boundary.startRun({ ttlMs: 60_000 });
+  const invoke = (toolCallId: string, input: Record<string, unknown>) =>
+    boundary.invoke(run, { toolCallId, runId: run.runId, toolName: "search", input });
+
+  const bad = await invoke("c1", {
+    limit: 0.5,
+    level: "secret-level",
+    tags: ["ok", 7],
+    range: true,
+    "secret-key": "secret-value",
+  });
+  assert.equal(bad.status === "ERROR" && bad.code, "INVALID_INPUT");
+  assert.deepEqual(
+    bad.status === "ERROR" && bad.issues,
+    [
+      { path: "query", expected: "required" },
+      { path: "limit", expected: "integer" },
+      { path: "limit", expected: "minimum 1" },
+      { path: "level", expected: 'enum ["info","error"]' },
+      { path: "tags.1", expected: "string" },
+      { path: "range", expected: "anyOf" },
+      { path: "secret-key", expected: "never" },
+    ],
+  );
+  assert.doesNotMatch(JSON.stringify(bad), /secret-value|secret-level|0\.5/);
+  assert.equal(await boundary.inspect(run.runId, "c1"), null);
+
+  const short = await invoke("c2", { query: "a" });
+  assert.deepEqual(short.status === "ERROR" && short.issues, [
+    { path: "query", expected: "minLength 2" },
+  ]);
+  assert.deepEqual(client.called, [], "no call reached the client");
+
+  const good = await invoke("c3", { query: "timeout", limit: 5, level: "error", range: 2 });
+  assert.equal(good.status, "READY");
+  assert.deepEqual(client.called, ["search"]);
+});
+
+Deno.test("the projector gets the whole result; structured content that fails the outputSchema is never projected", async () => {
+  const outputSchema = {
+    type: "object",
+    properties: { celsius: { type: "number" } },
+    required: ["celsius"],
+  };
+  const answers: Record<string, unknown> = {
+    good: { content: [{ type: "text", text: "21" }], structuredContent: { celsius: 21 } },
+    wrong: { content: [], structuredContent: { celsius: "warm" } },
+    missing: { content: [{ type: "text", text: "21" }] },
+  };
+  const client = clientOf(
+    Object.keys(answers).map((name) => ({
+      name,
+      inputSchema: { type: "object" },
+      outputSchema,
+      annotations: { readOnlyHint: true },
+    })),
+    (name) => answers[name],
+  );
+  const projected: unknown[] = [];
+  const boundary = new ToolBoundary({
+    tools: await mcpTools(client, {
+      trusted: true,
+      project: (raw, ctx) => {
+        projected.push({ raw, outputSchema: ctx.outputSchema, checked: ctx.structuredChecked });
+        return { evidence: "EVIDENCE_FOUND", scope: ctx.tool.name, content: raw.structuredContent };
+      },
+    }),
+  });
+  const run = await boundary.startRun({ ttlMs: 60_000 });
+  const codes: Record<string, string> = {};
+  for (const name of Object.keys(answers)) {
+    const result = await boundary.invoke(run, {
+      toolCallId: name,
+      runId: run.runId,
+      toolName: name,
+      input: {},
+    });
+    codes[name] = result.status === "ERROR" ? result.code : result.status;
+  }
+  assert.deepEqual(codes, {
+    good: "READY",
+    wrong: "EXECUTION_FAILED",
+    missing: "EXECUTION_FAILED",
+  });
+  assert.deepEqual(projected, [{ raw: answers.good, outputSchema: true, checked: true }]);
+  // The record keeps the server's result and what did not match.
+  assert.deepEqual((await boundary.inspect(run.runId, "wrong"))?.raw, {
+    error: {
+      message: "structuredContent does not match the tool's outputSchema",
+      issues: [{ path: "celsius", expected: "number" }],
+    },
+    result: answers.wrong,
+  });
+  assert.deepEqual((await boundary.inspect(run.runId, "missing"))?.raw, {
+    error: {
+      message: "structuredContent does not match the tool's outputSchema",
+      issues: [{ path: "structuredContent", expected: "required" }],
+    },
+    result: answers.missing,
   });
 });

@@ -2,8 +2,9 @@
  * The upstream MCP servers of the gateway tests, as published on npm (see npm/package.json):
  * `@modelcontextprotocol/server-filesystem` over stdio and `@modelcontextprotocol/server-everything`
  * over Streamable HTTP, each run with Node. They are installed by the tests themselves; a failed
- * install fails the test. Each client logs the JSON-RPC messages it sends, so a test can tell what
- * reached the server.
+ * install fails the test. Each is reached through either official SDK client: `v1`
+ * (`@modelcontextprotocol/sdk` 1.x) or `v2` (`@modelcontextprotocol/client` 2.x). Each client logs
+ * the JSON-RPC messages it sends, so a test can tell what reached the server.
  */
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client";
@@ -11,6 +12,11 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
+} from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioClientTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { freePort, run, start } from "../../../tests/runtime/process.ts";
 
 const NPM = new URL("./npm/", import.meta.url).pathname;
@@ -22,9 +28,15 @@ export interface Sent {
   params: Record<string, unknown>;
 }
 
+/** Which official SDK's client. */
+export type Sdk = "v1" | "v2";
+
+/** Both, for tests that run over each. */
+export const SDKS: readonly Sdk[] = ["v1", "v2"];
+
 /** A connected client, what it sent, and how to stop it and its server. */
 export interface Upstream {
-  client: Client;
+  client: Client | ClientV2;
   /** Every JSON-RPC request and notification sent, in order. */
   sent: Sent[];
   /** The `tools/call` requests sent. */
@@ -42,7 +54,7 @@ function install(): Promise<string> {
   return installed;
 }
 
-function upstream(client: Client, sent: Sent[], close: () => Promise<void>): Upstream {
+function upstream(client: Client | ClientV2, sent: Sent[], close: () => Promise<void>): Upstream {
   return {
     client,
     sent,
@@ -63,23 +75,33 @@ function log(sent: Sent[], message: unknown): void {
  * The filesystem server on `folder`, over stdio.
  *
  * @param folder The one folder it may read and write.
+ * @param sdk Whose client. @default "v1"
  */
-export async function filesystemServer(folder: string): Promise<Upstream> {
+export async function filesystemServer(folder: string, sdk: Sdk = "v1"): Promise<Upstream> {
   await install();
   const sent: Sent[] = [];
-  const transport = new StdioClientTransport({
+  const command = {
     command: "node",
     args: [`${SERVERS}server-filesystem/dist/index.js`, folder],
-    stderr: "pipe",
-  });
+    stderr: "pipe" as const,
+  };
+  const transport = sdk === "v1"
+    ? new StdioClientTransport(command)
+    : new StdioClientTransportV2(command);
   // What the client hands the real transport, written down on its way out.
   const send = transport.send.bind(transport);
-  transport.send = (message) => {
+  transport.send = (message: unknown) => {
     log(sent, message);
-    return send(message);
+    return send(message as never);
   };
-  const client = new Client({ name: "gateway-test", version: "1.0.0" });
-  await client.connect(transport);
+  const info = { name: "gateway-test", version: "1.0.0" };
+  if (sdk === "v1") {
+    const client = new Client(info);
+    await client.connect(transport as StdioClientTransport);
+    return upstream(client, sent, () => client.close());
+  }
+  const client = new ClientV2(info);
+  await client.connect(transport as StdioClientTransportV2);
   return upstream(client, sent, () => client.close());
 }
 
@@ -107,20 +129,33 @@ export async function startEverything(
   };
 }
 
-/** The everything server over Streamable HTTP, and a client connected to it. */
-export async function everythingServer(): Promise<Upstream & { url: string }> {
+/**
+ * The everything server over Streamable HTTP, and a client connected to it.
+ *
+ * @param sdk Whose client. @default "v1"
+ */
+export async function everythingServer(sdk: Sdk = "v1"): Promise<Upstream & { url: string }> {
   const server = await startEverything();
   const sent: Sent[] = [];
-  const transport = new StreamableHTTPClientTransport(new URL(server.url), {
+  const options = {
     // The bodies of what goes out over real HTTP, written down first.
-    fetch: (input, init) => {
+    fetch: (input: string | URL, init?: RequestInit) => {
       if (typeof init?.body === "string") log(sent, JSON.parse(init.body));
       return fetch(input, init);
     },
-  });
-  const client = new Client({ name: "gateway-test", version: "1.0.0" });
+  };
+  const info = { name: "gateway-test", version: "1.0.0" };
+  let client: Client | ClientV2;
   try {
-    await client.connect(transport);
+    if (sdk === "v1") {
+      const v1 = new Client(info);
+      await v1.connect(new StreamableHTTPClientTransport(new URL(server.url), options));
+      client = v1;
+    } else {
+      const v2 = new ClientV2(info);
+      await v2.connect(new StreamableHTTPClientTransportV2(new URL(server.url), options));
+      client = v2;
+    }
   } catch (error) {
     await server.stop();
     throw error;

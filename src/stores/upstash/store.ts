@@ -12,6 +12,7 @@ import {
   checkEndRunRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
+  MAX_TIMER_MS,
   setOwnBudget,
 } from "../../core/limits.ts";
 import { projectingRecord } from "../../core/records.ts";
@@ -171,8 +172,6 @@ export interface UpstashStoreOptions {
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 const DEFAULT_TIMEOUT_MS = 10_000;
-/** Longer timers fire at once in JS runtimes; past it there is no bound. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 type Reply = (string | null)[];
 
