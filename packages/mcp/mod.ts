@@ -61,6 +61,29 @@ import {
   toolError,
 } from "@tool-boundary/core";
 
+// `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
+// aliases name them for the docs.
+/**
+ * A JSON object (`JsonObject` of `@tool-boundary/core`): an upstream result, a tool's input.
+ * @internal
+ */
+type Json = JsonObject;
+/**
+ * `ProjectContext` of `@tool-boundary/core`: the run and call a projector serves.
+ * @internal
+ */
+type CoreProjectContext = ProjectContext;
+/**
+ * `ProjectorOutput` of `@tool-boundary/core`: the bounded result a projector returns.
+ * @internal
+ */
+type Projected = ProjectorOutput;
+/**
+ * `ToolDefinition` of `@tool-boundary/core`, for JSON input and raw results.
+ * @internal
+ */
+type McpToolDefinition = ToolDefinition<JsonObject, JsonObject>;
+
 /** A tool as an MCP server lists it (`tools/list`); only these fields are read. */
 export interface McpToolInfo {
   /** The tool's name on the server: a non-empty string. */
@@ -109,7 +132,7 @@ export interface McpClient {
 }
 
 /** What a gateway projector receives besides the raw result. */
-export interface McpProjectContext extends ProjectContext {
+export interface McpProjectContext extends CoreProjectContext {
   /** The upstream tool as the server listed it. */
   tool: Readonly<McpToolInfo>;
   /** The upstream server's name (`serverInfo.name`), or `"MCP server"` when it gave none. */
@@ -131,9 +154,9 @@ export interface McpProjectContext extends ProjectContext {
  * content is `raw.structuredContent`.
  */
 export type McpProjector = (
-  raw: JsonObject,
+  raw: Json,
   ctx: McpProjectContext,
-) => ProjectorOutput | Promise<ProjectorOutput>;
+) => Projected | Promise<Projected>;
 
 /** How upstream tools become tool definitions. */
 export interface McpToolsOptions {
@@ -242,7 +265,7 @@ export const MAX_TIMEOUT_MS: number = MAX_TIMER_MS - CLIENT_GRACE_MS;
 export async function mcpTools(
   client: McpClient,
   options: McpToolsOptions = {},
-): Promise<ToolDefinition<JsonObject, JsonObject>[]> {
+): Promise<McpToolDefinition[]> {
   // Every option is read once, before the server is asked: what is listed is what was asked for.
   const { trusted, readOnly, project, prefix = "", timeoutMs = DEFAULT_TIMEOUT_MS } = options;
   if (typeof prefix !== "string") {
@@ -701,9 +724,9 @@ function wrap(
  * ```
  */
 export function defaultProjector(
-  raw: JsonObject,
+  raw: Json,
   ctx: Pick<McpProjectContext, "tool" | "server">,
-): ProjectorOutput {
+): Projected {
   const scope = `tool "${ctx.tool.name}" of MCP server "${ctx.server}"`;
   if (ctx.tool.outputSchema !== undefined) {
     const content = raw.structuredContent;
