@@ -44,7 +44,9 @@ const secret = env.SERVER_SECRET || `${generated()}${generated()}`;
 // On unless INSPECTOR=off: the page holds no data and the server listens on loopback only.
 const inspector = env.INSPECTOR?.trim().toLowerCase() !== "off";
 const upstreams = upstreamsOf(env.MCP_UPSTREAMS);
-const gateway = upstreams.length === 0 ? null : await connectGateway(upstreams, { stdio: stdioTransport });
+const gateway = upstreams.length === 0
+  ? null
+  : await connectGateway(upstreams, { stdio: stdioTransport });
 const tools = gateway?.tools ?? TOOLS;
 const { app, store } = buildEdgeApp(
   {

@@ -228,6 +228,8 @@ interface Connection {
   client: Client;
   /** Ends it: its HTTP session, or its process. */
   close(): Promise<void>;
+  /** Its process, when the transport has one. */
+  pid?: number;
 }
 
 /** How an upstream is named in the log: never its headers, arguments or environment. */
@@ -250,8 +252,10 @@ async function connect(
         `${labelOf(upstream)}: this gateway cannot run a command; give the upstream a url`,
       );
     }
-    await client.connect(stdio(upstream));
-    return { client, close: () => client.close() };
+    const transport = stdio(upstream);
+    await client.connect(transport);
+    const { pid } = transport as { pid?: unknown };
+    return { client, close: () => client.close(), ...(typeof pid === "number" ? { pid } : {}) };
   }
   const transport = new StreamableHTTPClientTransport(new URL(upstream.url), {
     requestInit: { headers: upstream.headers ?? {} },
@@ -395,6 +399,7 @@ function restartingClient(
     }).then(
       (connection) => {
         up = true;
+        log(`MCP upstream ${label} started (pid ${connection.pid ?? "unknown"})`);
         return connection;
       },
       (error) => {
@@ -438,7 +443,7 @@ export interface GatewayOptions {
   perRequest?: boolean;
   /** Runs `command` upstreams (edge/gateway_stdio.ts); without it they are refused. */
   stdio?: StdioTransportFactory;
-  /** Where a restart of an upstream process is told. @default console.log */
+  /** Where each start and end of an upstream process is told. @default console.log */
   log?: (line: string) => void;
 }
 
