@@ -121,35 +121,38 @@ const HTTP_UPSTREAM = v.strictObject({
     ),
   ),
   ...OPTIONS,
-});
+}, "an upstream with a url has only url, headers, trusted, readOnly, prefix and timeoutMs");
 
 const NO_NUL = (what: string) => v.check((value: string) => !value.includes("\0"), what);
 
-const STDIO_UPSTREAM = v.strictObject({
-  command: v.pipe(
-    v.string(),
-    v.check((value) => value.trim() !== "", "command must name a program"),
-    NO_NUL("command must not hold a NUL character"),
-  ),
-  args: v.optional(
-    v.array(
-      v.pipe(v.string("args must be strings"), NO_NUL("args must not hold a NUL character")),
-      "args must be an array of strings",
+const STDIO_UPSTREAM = v.strictObject(
+  {
+    command: v.pipe(
+      v.string(),
+      v.check((value) => value.trim() !== "", "command must name a program"),
+      NO_NUL("command must not hold a NUL character"),
     ),
-  ),
-  env: v.optional(
-    v.custom<Record<string, string>>(
-      (value) =>
-        typeof value === "object" && value !== null && !Array.isArray(value) &&
-        Object.entries(value).every(ENV_ENTRY),
-      "env must map variable names (no '=') to strings",
+    args: v.optional(
+      v.array(
+        v.pipe(v.string("args must be strings"), NO_NUL("args must not hold a NUL character")),
+        "args must be an array of strings",
+      ),
     ),
-  ),
-  cwd: v.optional(
-    v.pipe(v.string(), v.nonEmpty("cwd must name a folder"), NO_NUL("cwd must not hold NUL")),
-  ),
-  ...OPTIONS,
-});
+    env: v.optional(
+      v.custom<Record<string, string>>(
+        (value) =>
+          typeof value === "object" && value !== null && !Array.isArray(value) &&
+          Object.entries(value).every(ENV_ENTRY),
+        "env must map variable names (no '=') to strings",
+      ),
+    ),
+    cwd: v.optional(
+      v.pipe(v.string(), v.nonEmpty("cwd must name a folder"), NO_NUL("cwd must not hold NUL")),
+    ),
+    ...OPTIONS,
+  },
+  "an upstream with a command has only command, args, env, cwd, trusted, readOnly, prefix and timeoutMs",
+);
 
 /** Whether an upstream is one the gateway runs itself. */
 export const isStdio = (upstream: Upstream): upstream is StdioUpstream => "command" in upstream;
