@@ -13,7 +13,7 @@ import { connectGateway, type StdioUpstream } from "../edge/gateway.ts";
 import { stdioTransport } from "../edge/gateway_stdio.ts";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "./runtime/flow.ts";
 import { harnessRecord, mcpConnect, SERVER_SECRET, startMcpRun } from "./runtime/mcp_flow.ts";
-import { type Child, ROOT, start } from "./runtime/process.ts";
+import { alive, type Child, ROOT, start, waitGone } from "./runtime/process.ts";
 
 const ENV = {
   AGENT_TOKEN,
@@ -40,28 +40,13 @@ async function snapshot(dir: string, at = ""): Promise<Record<string, string>> {
   return files;
 }
 
-/** Whether a process runs (not gone, not a zombie waiting for its parent). */
-async function alive(pid: number): Promise<boolean> {
-  try {
-    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-    return !/^\d+ \(.*\) Z /.test(stat);
-  } catch {
-    return false;
-  }
+/** The pids the gateway logged as started, in order (each a real one: never 0, the group). */
+function startedPids(log: string): number[] {
+  const pids = [...log.matchAll(/MCP upstream node \(stdio\) started \(pid (\d+)\)/g)]
+    .map((match) => Number(match[1]));
+  for (const pid of pids) assert.ok(Number.isSafeInteger(pid) && pid > 1, log);
+  return pids;
 }
-
-/** Waits until the process is gone; fails after 10 s. */
-async function gone(pid: number): Promise<void> {
-  const until = Date.now() + 10_000;
-  while (await alive(pid)) {
-    assert.ok(Date.now() < until, `process ${pid} still runs`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** The pids the gateway logged as started, in order. */
-const startedPids = (log: string) =>
-  [...log.matchAll(/MCP upstream node \(stdio\) started \(pid (\d+)\)/g)].map((m) => Number(m[1]));
 
 /** Waits for the `count`-th start in a child's log and returns every pid so far. */
 async function waitForStarts(child: Child, count: number): Promise<number[]> {
@@ -207,7 +192,7 @@ Deno.test("deno run edge/gateway_deno.ts: stdio upstreams read, refuse writes, r
     }
     // SIGTERM stopped every upstream process the gateway ran.
     assert.equal(pids.length, 3);
-    for (const pid of pids) await gone(pid);
+    for (const pid of pids) await waitGone(pid);
     // Refused writes left the folder and the memory file byte for byte as they were.
     assert.deepEqual(await snapshot(dir), before);
   } finally {
@@ -272,7 +257,7 @@ Deno.test("connectGateway: a call in flight when its upstream process dies fails
   // close() stopped the process that was up, and started no other.
   const started = pids();
   assert.equal(started.length, 2);
-  for (const pid of started) await gone(pid);
+  for (const pid of started) await waitGone(pid);
 });
 
 Deno.test("connectGateway: an upstream command that cannot start refuses the gateway, and the others are stopped", async () => {
@@ -289,7 +274,7 @@ Deno.test("connectGateway: an upstream command that cannot start refuses the gat
     );
     const [pid] = startedPids(log.join("\n"));
     assert.ok(pid !== undefined, log.join());
-    await gone(pid);
+    await waitGone(pid);
     // Without a stdio transport (as on Workers) a command is refused before anything starts.
     await assert.rejects(
       connectGateway([{ command: "node", args: [memory] }]),
@@ -340,7 +325,7 @@ Deno.test("deno task dev runs a stdio upstream and stops it on SIGTERM", async (
     } finally {
       assert.equal((await child.stop()).code, 0, child.output());
     }
-    await gone(pid!);
+    await waitGone(pid!);
     assert.deepEqual(await snapshot(dir), before);
   } finally {
     await Deno.remove(dir, { recursive: true });
