@@ -69,6 +69,22 @@ async function call(
   return result.structuredContent as { code?: string; evidence?: string; content?: unknown };
 }
 
+/** Serves the app with `tools` in this process, on a loopback port, while `fn` runs. */
+async function serveTools(
+  tools: Awaited<ReturnType<typeof connectGateway>>["tools"],
+  fn: (base: string) => Promise<void>,
+): Promise<void> {
+  const { app } = buildEdgeApp(ENV, () => {
+    throw new Error("no Upstash here");
+  }, tools);
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+  try {
+    await fn(`http://127.0.0.1:${server.addr.port}`);
+  } finally {
+    await server.shutdown();
+  }
+}
+
 /** A memory file with one entity, in the server's JSON Lines format. */
 const MEMORY = JSON.stringify({
   type: "entity",
@@ -211,12 +227,7 @@ Deno.test("connectGateway: a call in flight when its upstream process dies fails
   }], { stdio: stdioTransport, log: (line) => log.push(line) });
   const pids = () => startedPids(log.join("\n"));
   try {
-    const { app } = buildEdgeApp(ENV, () => {
-      throw new Error("no Upstash here");
-    }, gateway.tools);
-    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
-    try {
-      const base = `http://127.0.0.1:${server.addr.port}`;
+    await serveTools(gateway.tools, async (base) => {
       const { runId, agentToken } = await startMcpRun(base, HARNESS_TOKEN);
       const { client } = await mcpConnect(base, runId, agentToken);
       try {
@@ -248,9 +259,7 @@ Deno.test("connectGateway: a call in flight when its upstream process dies fails
       } finally {
         await client.close();
       }
-    } finally {
-      await server.shutdown();
-    }
+    });
   } finally {
     await gateway.close();
   }
@@ -327,6 +336,69 @@ Deno.test("deno task dev runs a stdio upstream and stops it on SIGTERM", async (
     }
     await waitGone(pid!);
     assert.deepEqual(await snapshot(dir), before);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("connectGateway: an upstream that keeps failing to start is started again less and less often", async () => {
+  const memory = await serverScript("server-memory");
+  const dir = await Deno.makeTempDir({ prefix: "tb-stdio-" });
+  try {
+    // Runs the memory server, unless the BROKEN file exists; writes down each of its starts.
+    const wrapper = `${dir}/flaky.mjs`;
+    await Deno.writeTextFile(
+      wrapper,
+      `import { appendFileSync, existsSync } from "node:fs";
+appendFileSync(process.env.STARTS, "start\\n");
+if (existsSync(process.env.BROKEN)) process.exit(3);
+await import(${JSON.stringify(`file://${memory}`)});
+`,
+    );
+    const starts = `${dir}/starts.txt`;
+    const broken = `${dir}/broken`;
+    const countStarts = async () => (await Deno.readTextFile(starts)).split("\n").length - 1;
+    await Deno.writeTextFile(`${dir}/memory.jsonl`, MEMORY);
+    const log: string[] = [];
+    const gateway = await connectGateway([{
+      command: "node",
+      args: [wrapper],
+      env: { STARTS: starts, BROKEN: broken, MEMORY_FILE_PATH: `${dir}/memory.jsonl` },
+      readOnly: { read_graph: true },
+    }], { stdio: stdioTransport, log: (line) => log.push(line) });
+    try {
+      await serveTools(gateway.tools, async (base) => {
+        const { runId, agentToken } = await startMcpRun(base, HARNESS_TOKEN);
+        const { client } = await mcpConnect(base, runId, agentToken);
+        try {
+          const [pid] = startedPids(log.join("\n"));
+          await Deno.writeTextFile(broken, "");
+          Deno.kill(pid!, "SIGKILL");
+          await waitGone(pid!);
+          // Twenty calls in a row while it cannot start: each fails, few start a process.
+          for (let index = 0; index < 20; index++) {
+            const failed = await call(client, "read_graph", {});
+            assert.equal(failed.code, "EXECUTION_FAILED");
+          }
+          const tries = (await countStarts()) - 1;
+          assert.ok(tries >= 1 && tries <= 6, `${tries} starts for 20 calls`);
+          // Once it can start again, a later call gets it back.
+          await Deno.remove(broken);
+          const until = Date.now() + 40_000;
+          let graph = await call(client, "read_graph", {});
+          while (graph.code === "EXECUTION_FAILED" && Date.now() < until) {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            graph = await call(client, "read_graph", {});
+          }
+          assert.match(JSON.stringify(graph.content), /restarts when the disk is full/);
+        } finally {
+          await client.close();
+        }
+      });
+    } finally {
+      await gateway.close();
+    }
+    for (const pid of startedPids(log.join("\n"))) await waitGone(pid);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
