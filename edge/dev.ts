@@ -6,7 +6,8 @@
  * never printed.
  * The store is in memory unless UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set.
  * MCP_UPSTREAMS (a JSON array, see edge/gateway.ts) makes it the MCP gateway: the tools of those
- * upstream MCP servers instead of the demo tools.
+ * upstream MCP servers instead of the demo tools; those with a `command` are run over stdio, and
+ * stopped with the server (SIGTERM, SIGINT).
  * PORT picks the port (default 8787; 0 for any free one). The run inspector is served at /inspect
  * (INSPECTOR=off turns it off). Each failed call is logged with its code
  * and the error's name, never its message or any call data.
@@ -17,6 +18,7 @@ import { Redis } from "@upstash/redis";
 import type { BoundaryEvent } from "../src/mod.ts";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
 import { connectGateway, upstreamsOf } from "./gateway.ts";
+import { stdioTransport } from "./gateway_stdio.ts";
 import { TOOLS } from "./tools.ts";
 
 /** One line per failed call: its code and the error's name, nothing a message could carry. */
@@ -42,7 +44,9 @@ const secret = env.SERVER_SECRET || `${generated()}${generated()}`;
 // On unless INSPECTOR=off: the page holds no data and the server listens on loopback only.
 const inspector = env.INSPECTOR?.trim().toLowerCase() !== "off";
 const upstreams = upstreamsOf(env.MCP_UPSTREAMS);
-const gateway = upstreams.length === 0 ? null : await connectGateway(upstreams);
+const gateway = upstreams.length === 0
+  ? null
+  : await connectGateway(upstreams, { stdio: stdioTransport });
 const tools = gateway?.tools ?? TOOLS;
 const { app, store } = buildEdgeApp(
   {
@@ -70,7 +74,7 @@ const TRY_IT = (url: string) =>
   curl -s $TB/v1/runs/$RUN/tool-calls/call_1 -H "authorization: Bearer $HARNESS"
   curl -s -X POST $TB/v1/runs/$RUN/end -H "authorization: Bearer $HARNESS"`;
 
-Deno.serve({
+const server = Deno.serve({
   // Loopback only: the dev server may run on generated tokens and is not for a network.
   hostname: "127.0.0.1",
   port: Number(env.PORT ?? 8787),
@@ -93,3 +97,14 @@ ${gateway === null ? TRY_IT(url) : "Try it: docs/mcp.md, the gateway walkthrough
 More: docs/http.md. OpenAPI: ${url}/openapi.json`);
   },
 }, app.fetch);
+
+// Stop the upstream processes with the server.
+if (gateway !== null) {
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    Deno.addSignalListener(signal, async () => {
+      await server.shutdown();
+      await gateway.close();
+      Deno.exit(0);
+    });
+  }
+}

@@ -1,18 +1,25 @@
 /**
  * The MCP gateway's configuration and upstream connections: the tools of upstream MCP servers,
- * reached over Streamable HTTP with the official SDK's client, as tool definitions for the app
- * (through `mcpTools` of `@tool-boundary/mcp`). Every entry point serves them the same way as its
- * own tools: through `POST /v1/runs/{runId}/mcp` and the tool-call route, one record per call.
+ * reached with the official SDK's client over Streamable HTTP or over stdio (a process of their
+ * own), as tool definitions for the app (through `mcpTools` of `@tool-boundary/mcp`). Every entry
+ * point serves them the same way as its own tools: through `POST /v1/runs/{runId}/mcp` and the
+ * tool-call route, one record per call.
  *
- * `MCP_UPSTREAMS` is a JSON array, one object per server:
+ * `MCP_UPSTREAMS` is a JSON array, one object per server, each with exactly one of `url` and
+ * `command`:
  *
  * ```json
  * [{ "url": "https://mcp.example.com/mcp", "trusted": true, "readOnly": { "get-env": false },
- *    "prefix": "docs_", "headers": { "authorization": "Bearer ..." }, "timeoutMs": 30000 }]
+ *    "prefix": "docs_", "headers": { "authorization": "Bearer ..." }, "timeoutMs": 30000 },
+ *  { "command": "node", "args": ["server.js", "/srv/notes"], "env": { "LOG": "1" },
+ *    "cwd": "/srv", "readOnly": { "read_file": true } }]
  * ```
  *
- * Only `url` is required; the rest are the options of `mcpTools` (`trusted` defaults to false:
- * nothing runs unless `readOnly` names it) plus the HTTP headers sent upstream.
+ * The rest are the options of `mcpTools` (`trusted` defaults to false: nothing runs unless
+ * `readOnly` names it), plus the HTTP headers sent to a `url`, or the arguments, extra
+ * environment and working directory of a `command`. The stdio transport needs
+ * `node:child_process`, so it lives in edge/gateway_stdio.ts, which only the Deno, Bun and dev
+ * entries import; {@linkcode connectGateway} is given it as `stdio`.
  *
  * @module
  */
@@ -20,35 +27,70 @@ import * as v from "valibot";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+// @ts-types="@modelcontextprotocol/sdk/shared/transport"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import type { AnyToolDefinition } from "../src/mod.ts";
 import { type McpClient, mcpTools } from "../packages/mcp/mod.ts";
 
-/** One upstream server of `MCP_UPSTREAMS`. */
-export interface Upstream {
-  /** Its Streamable HTTP endpoint. */
-  url: string;
+/** What every upstream of `MCP_UPSTREAMS` may say about its tools. */
+interface UpstreamOptions {
   /** Believe its `readOnlyHint`. @default false */
   trusted?: boolean;
   /** Read-only by upstream tool name, either way. */
   readOnly?: Record<string, boolean>;
   /** Put before its tool names. */
   prefix?: string;
-  /** HTTP headers sent with every request to it (e.g. its credentials). */
-  headers?: Record<string, string>;
   /** Milliseconds a call may take. */
   timeoutMs?: number;
 }
+
+/** An upstream server reached over Streamable HTTP. */
+export interface HttpUpstream extends UpstreamOptions {
+  /** Its Streamable HTTP endpoint. */
+  url: string;
+  /** HTTP headers sent with every request to it (e.g. its credentials). */
+  headers?: Record<string, string>;
+}
+
+/** An upstream server the gateway runs as a process of its own, spoken to over stdio. */
+export interface StdioUpstream extends UpstreamOptions {
+  /** The program (found on PATH, as a shell would). */
+  command: string;
+  /** Its arguments. */
+  args?: string[];
+  /**
+   * Variables set for it, on top of the SDK's safe default set (HOME, LOGNAME, PATH, SHELL, TERM,
+   * USER): the gateway's own environment, with its tokens and secrets, is not passed on.
+   */
+  env?: Record<string, string>;
+  /** Its working directory. @default the gateway's */
+  cwd?: string;
+}
+
+/** One upstream server of `MCP_UPSTREAMS`. */
+export type Upstream = HttpUpstream | StdioUpstream;
+
+/**
+ * The longest delay a timer holds (a signed 32-bit count of milliseconds); a longer one fires at
+ * once. The same limit is due in `@tool-boundary/mcp`; until then it is defined here.
+ */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** What `mcpTools` adds to `timeoutMs` for the client's own request timeout. */
+const CLIENT_TIMEOUT_EXTRA_MS = 1_000;
 
 const isRecordOf = (check: (value: unknown) => boolean) => (value: unknown) =>
   typeof value === "object" && value !== null && !Array.isArray(value) &&
   Object.values(value).every(check);
 
-// `readOnly` and `headers` are checked by hand: valibot's `record` leaves out keys named like
-// Object.prototype's, and a dropped `"constructor": false` would let that tool run.
-const UPSTREAM = v.strictObject({
-  url: v.pipe(v.string(), v.url(), v.regex(/^https?:/i, "url must be http or https")),
+/** A variable name or value a process can be given: no NUL, and no `=` or emptiness in a name. */
+const ENV_ENTRY = ([name, value]: [string, unknown]) =>
+  /^[^=\0]+$/.test(name) && typeof value === "string" && !value.includes("\0");
+
+// `readOnly`, `headers` and `env` are checked by hand: valibot's `record` leaves out keys named
+// like Object.prototype's, and a dropped `"constructor": false` would let that tool run.
+const OPTIONS = {
   trusted: v.optional(v.boolean()),
   readOnly: v.optional(
     v.custom<Record<string, boolean>>(
@@ -57,23 +99,96 @@ const UPSTREAM = v.strictObject({
     ),
   ),
   prefix: v.optional(v.string()),
+  timeoutMs: v.optional(
+    v.pipe(
+      v.number(),
+      v.integer("timeoutMs must be a whole number of milliseconds"),
+      v.minValue(1, "timeoutMs must be at least 1"),
+      v.maxValue(
+        MAX_TIMER_MS - CLIENT_TIMEOUT_EXTRA_MS,
+        `timeoutMs must be at most ${MAX_TIMER_MS - CLIENT_TIMEOUT_EXTRA_MS} (what a timer holds)`,
+      ),
+    ),
+  ),
+};
+
+const HTTP_UPSTREAM = v.strictObject({
+  url: v.pipe(v.string(), v.url(), v.regex(/^https?:/i, "url must be http or https")),
   headers: v.optional(
     v.custom<Record<string, string>>(
       isRecordOf((value) => typeof value === "string"),
       "headers must map names to strings",
     ),
   ),
-  timeoutMs: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1))),
-});
+  ...OPTIONS,
+}, "an upstream with a url has only url, headers, trusted, readOnly, prefix and timeoutMs");
+
+const NO_NUL = (what: string) => v.check((value: string) => !value.includes("\0"), what);
+
+const STDIO_UPSTREAM = v.strictObject(
+  {
+    command: v.pipe(
+      v.string(),
+      v.check((value) => value.trim() !== "", "command must name a program"),
+      NO_NUL("command must not hold a NUL character"),
+    ),
+    args: v.optional(
+      v.array(
+        v.pipe(v.string("args must be strings"), NO_NUL("args must not hold a NUL character")),
+        "args must be an array of strings",
+      ),
+    ),
+    env: v.optional(
+      v.custom<Record<string, string>>(
+        (value) =>
+          typeof value === "object" && value !== null && !Array.isArray(value) &&
+          Object.entries(value).every(ENV_ENTRY),
+        "env must map variable names (no '=') to strings",
+      ),
+    ),
+    cwd: v.optional(
+      v.pipe(v.string(), v.nonEmpty("cwd must name a folder"), NO_NUL("cwd must not hold NUL")),
+    ),
+    ...OPTIONS,
+  },
+  "an upstream with a command has only command, args, env, cwd, trusted, readOnly, prefix and timeoutMs",
+);
+
+/** Whether an upstream is one the gateway runs itself. */
+export const isStdio = (upstream: Upstream): upstream is StdioUpstream => "command" in upstream;
+
+/** How {@linkcode upstreamsOf} reads `MCP_UPSTREAMS`. */
+export interface UpstreamsOptions {
+  /**
+   * Why this gateway cannot run a `command` (Workers have no processes), or undefined when it
+   * can: an entry with a `command` is then refused with this reason.
+   */
+  noStdio?: string;
+}
 
 /**
  * Reads `MCP_UPSTREAMS`.
  *
  * @param text The variable's value.
+ * @param options Whether `command` entries can be run here.
  * @returns The servers, in order; none when it is unset or empty.
  * @throws {TypeError} When it is not a JSON array of valid upstream objects.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { upstreamsOf } from "./gateway.ts";
+ *
+ * assert.deepEqual(upstreamsOf('[{"command":"node","args":["server.js"],"trusted":true}]'), [
+ *   { command: "node", args: ["server.js"], trusted: true },
+ * ]);
+ * assert.throws(
+ *   () => upstreamsOf('[{"url":"https://a.example/mcp","command":"node"}]'),
+ *   /at 0: an upstream has exactly one of url and command/,
+ * );
+ * ```
  */
-export function upstreamsOf(text: string | undefined): Upstream[] {
+export function upstreamsOf(text: string | undefined, options: UpstreamsOptions = {}): Upstream[] {
   if (text === undefined || text.trim() === "") return [];
   let value: unknown;
   try {
@@ -81,28 +196,83 @@ export function upstreamsOf(text: string | undefined): Upstream[] {
   } catch {
     throw new TypeError("MCP_UPSTREAMS must be a JSON array");
   }
-  const parsed = v.safeParse(v.array(UPSTREAM), value);
-  if (!parsed.success) {
-    const issue = parsed.issues[0];
-    const path = issue.path?.map((item) => String(item.key)).join(".") ?? "";
-    throw new TypeError(`MCP_UPSTREAMS is not valid at ${path || "the top"}: ${issue.message}`);
-  }
-  return parsed.output as Upstream[];
+  const refuse = (path: string, message: string) =>
+    new TypeError(`MCP_UPSTREAMS is not valid at ${path || "the top"}: ${message}`);
+  if (!Array.isArray(value)) throw refuse("", "an array of upstream objects is expected");
+  return value.map((entry: unknown, index) => {
+    if (typeof entry !== "object" || entry === null || Array.isArray(entry)) {
+      throw refuse(`${index}`, "an upstream object is expected");
+    }
+    const stdio = Object.hasOwn(entry, "command");
+    if (stdio === Object.hasOwn(entry, "url")) {
+      throw refuse(`${index}`, "an upstream has exactly one of url and command");
+    }
+    if (stdio && options.noStdio !== undefined) throw refuse(`${index}.command`, options.noStdio);
+    const parsed = v.safeParse(stdio ? STDIO_UPSTREAM : HTTP_UPSTREAM, entry);
+    if (!parsed.success) {
+      const issue = parsed.issues[0];
+      const path = [index, ...(issue.path ?? []).map((item) => item.key)].join(".");
+      throw refuse(path, issue.message);
+    }
+    return parsed.output as Upstream;
+  });
 }
 
 const CLIENT_INFO = { name: "tool-boundary-gateway", version: "0.1.0" };
 
+/**
+ * Makes the transport of an upstream the gateway runs: `stdioTransport` of edge/gateway_stdio.ts,
+ * kept out of this module so that the Workers bundle has no `node:child_process`.
+ */
+export type StdioTransportFactory = (upstream: StdioUpstream) => Transport;
+
+/** An open connection to one upstream. */
+interface Connection {
+  client: Client;
+  /** Ends it: its HTTP session, or its process. */
+  close(): Promise<void>;
+  /** Its process, when the transport has one. */
+  pid?: number;
+}
+
+/** How an upstream is named in the log: never its headers, arguments or environment. */
+const labelOf = (upstream: Upstream) =>
+  isStdio(upstream) ? `${upstream.command} (stdio)` : new URL(upstream.url).origin;
+
 async function connect(
   upstream: Upstream,
-): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  stdio: StdioTransportFactory | undefined,
+  onclose?: () => void,
+): Promise<Connection> {
   // The SDK's default validator (ajv) compiles schemas with `new Function`, which Workers refuse
   // (EvalError as soon as a listed tool has an outputSchema); this one interprets them instead.
   const client = new Client(CLIENT_INFO, { jsonSchemaValidator: VALIDATOR });
+  // Set before connecting: a process that ends during the handshake is noticed too.
+  if (onclose !== undefined) client.onclose = onclose;
+  if (isStdio(upstream)) {
+    if (stdio === undefined) {
+      throw new TypeError(
+        `${labelOf(upstream)}: this gateway cannot run a command; give the upstream a url`,
+      );
+    }
+    const transport = stdio(upstream);
+    await client.connect(transport);
+    const { pid } = transport as { pid?: unknown };
+    return { client, close: () => client.close(), ...(typeof pid === "number" ? { pid } : {}) };
+  }
   const transport = new StreamableHTTPClientTransport(new URL(upstream.url), {
     requestInit: { headers: upstream.headers ?? {} },
   });
   await client.connect(transport);
-  return { client, transport };
+  return {
+    client,
+    close: async () => {
+      // End the upstream session (DELETE); a server that keeps none answers 405, which the SDK
+      // takes as done.
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    },
+  };
 }
 
 /** The SDK client's error for a result its tool's outputSchema refuses (InvalidParams). */
@@ -111,31 +281,22 @@ const invalid = (message: string) => Object.assign(new Error(message), { code: -
 /** Checks upstream tool results against their `outputSchema`, for every client here. */
 const VALIDATOR = new CfWorkerJsonSchemaValidator();
 
+/** Runs a request on a connected client: one for this request, or the one that is up. */
+type Use = <T>(fn: (client: Client) => Promise<T>) => Promise<T>;
+
 /**
- * A client that connects for each request and closes after it: nothing lives between requests,
- * as on Workers, where one request may not use another's connections.
+ * A client whose requests may each meet another SDK client (one per request, or one per
+ * process of a restarted upstream). The SDK's client checks a result against its tool's
+ * outputSchema only after it listed the tools itself, so the listed schemas are kept and checked
+ * here, as that client would.
  */
-function perRequestClient(upstream: Upstream): McpClient {
-  const once = async <T>(fn: (client: Client) => Promise<T>): Promise<T> => {
-    const { client, transport } = await connect(upstream);
-    try {
-      return await fn(client);
-    } finally {
-      // End the upstream session (DELETE), or every call would leave one open there; a server
-      // that keeps none answers 405, which the SDK takes as done.
-      await transport.terminateSession().catch(() => {});
-      await client.close();
-    }
-  };
+function checkedClient(use: Use): McpClient {
   // Learned with the listing, which `mcpTools` asks for before it asks for the server's name.
   let server: ReturnType<Client["getServerVersion"]>;
-  // The SDK's client checks a result against its tool's outputSchema only after it listed the
-  // tools itself; each call here has a fresh client, so the listed schemas are kept and checked
-  // here, as that client would.
   const outputChecks = new Map<string, JsonSchemaValidator<unknown>>();
   return {
     listTools: async (params, options) => {
-      const listed = await once(async (client) => {
+      const listed = await use(async (client) => {
         server = client.getServerVersion();
         return await client.listTools(params, options);
       });
@@ -147,7 +308,7 @@ function perRequestClient(upstream: Upstream): McpClient {
       return listed;
     },
     callTool: async (params, _schema, options) => {
-      const result = await once((client) => client.callTool(params, undefined, options));
+      const result = await use((client) => client.callTool(params, undefined, options));
       const check = outputChecks.get(params.name);
       const { isError, structuredContent } = result as {
         isError?: boolean;
@@ -172,42 +333,151 @@ function perRequestClient(upstream: Upstream): McpClient {
   };
 }
 
+/**
+ * A client that connects for each request and closes after it: nothing lives between requests,
+ * as on Workers, where one request may not use another's connections.
+ */
+function perRequestClient(upstream: HttpUpstream): McpClient {
+  return checkedClient(async (fn) => {
+    const { client, close } = await connect(upstream, undefined);
+    try {
+      return await fn(client);
+    } finally {
+      // Every call would otherwise leave an upstream session open.
+      await close();
+    }
+  });
+}
+
+/** A process that lived this long started well: its next restart waits for nothing. */
+const STABLE_MS = 10_000;
+/** The longest wait before restarting an upstream that keeps failing. */
+const MAX_RESTART_DELAY_MS = 30_000;
+
+/**
+ * How long after its `failures`-th failure in a row an upstream is started again: the first
+ * restart is at once, then 250 ms, doubling up to 30 s, so a process that cannot start or keeps
+ * dying is not started over and over.
+ */
+const restartDelay = (failures: number) =>
+  failures <= 1 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 250 * 2 ** (failures - 2));
+
+/**
+ * A client for an upstream process: started once, and started again by the first request after
+ * it ended (a call in flight then fails: the SDK rejects it as the connection closed, and the
+ * record ends EXECUTION_FAILED). Nothing restarts it without a request, so a dead upstream costs
+ * nothing until it is used; one that fails again soon after starting waits longer each time, and
+ * until then its calls fail at once. The tools are those it listed when the gateway started.
+ */
+function restartingClient(
+  upstream: StdioUpstream,
+  stdio: StdioTransportFactory | undefined,
+  log: (line: string) => void,
+): { client: McpClient; close(): Promise<void> } {
+  const label = labelOf(upstream);
+  let live: Promise<Connection> | undefined;
+  let closed = false;
+  let failures = 0;
+  let notBefore = 0;
+  const failed = () => {
+    failures++;
+    notBefore = Date.now() + restartDelay(failures);
+  };
+  const open = (): Promise<Connection> => {
+    const wait = notBefore - Date.now();
+    if (wait > 0) {
+      return Promise.reject(
+        new Error(`${label} failed ${failures} times in a row; it is started again in ${wait} ms`),
+      );
+    }
+    const startedAt = Date.now();
+    let up = false;
+    const attempt: Promise<Connection> = connect(upstream, stdio, () => {
+      // Only the process that is up counts: not one we closed, nor a handshake that failed.
+      if (!up || live !== attempt) return;
+      live = undefined;
+      if (Date.now() - startedAt < STABLE_MS) failed();
+      else failures = 0;
+      log(`MCP upstream ${label} ended; the next call starts it again`);
+    }).then(
+      (connection) => {
+        up = true;
+        log(`MCP upstream ${label} started (pid ${connection.pid ?? "unknown"})`);
+        return connection;
+      },
+      (error) => {
+        if (live === attempt) live = undefined;
+        failed();
+        throw error;
+      },
+    );
+    live = attempt;
+    return attempt;
+  };
+  const use: Use = async (fn) => {
+    if (closed) throw new Error(`${label}: the gateway is closed`);
+    const { client } = await (live ?? open());
+    return await fn(client);
+  };
+  return {
+    client: checkedClient(use),
+    close: async () => {
+      closed = true;
+      const current = live;
+      live = undefined;
+      await current?.then((connection) => connection.close(), () => {});
+    },
+  };
+}
+
 /** The gateway's tools and how to let go of its connections. */
 export interface Gateway {
   /** Every upstream's tools, in the order of `MCP_UPSTREAMS`. */
   tools: AnyToolDefinition[];
-  /** One line per upstream, for the startup log: its URL and tool names. */
+  /** One line per upstream, for the startup log: its URL or command, and its tool names. */
   summary: string[];
-  /** Closes the connections. */
+  /** Closes the connections and stops the upstream processes. */
   close(): Promise<void>;
 }
 
+/** How {@linkcode connectGateway} reaches the upstreams. */
+export interface GatewayOptions {
+  /** Connect to `url` upstreams for each request instead of once (Workers). @default false */
+  perRequest?: boolean;
+  /** Runs `command` upstreams (edge/gateway_stdio.ts); without it they are refused. */
+  stdio?: StdioTransportFactory;
+  /** Where each start and end of an upstream process is told. @default console.log */
+  log?: (line: string) => void;
+}
+
 /**
- * Connects to every upstream and wraps its tools.
+ * Connects to every upstream (starting those with a `command`) and wraps its tools.
  *
  * @param upstreams From {@linkcode upstreamsOf}.
- * @param perRequest Connect for each request instead of once (Workers). @default false
+ * @param options Per request or not, and how to run a `command`.
  * @returns The tools; the app fails to start (a duplicate name) when two servers share one.
+ * @throws When an upstream cannot be reached or started; those already up are closed first.
  */
 export async function connectGateway(
   upstreams: readonly Upstream[],
-  perRequest = false,
+  options: GatewayOptions = {},
 ): Promise<Gateway> {
-  const open: Awaited<ReturnType<typeof connect>>[] = [];
-  const closeAll = () =>
-    Promise.allSettled(open.map(async ({ client, transport }) => {
-      await transport.terminateSession().catch(() => {});
-      await client.close();
-    }));
+  const { perRequest = false, stdio, log = console.log } = options;
+  const open: { close(): Promise<void> }[] = [];
+  const closeAll = () => Promise.allSettled(open.map((connection) => connection.close()));
   const tools: AnyToolDefinition[] = [];
   const summary: string[] = [];
   try {
     for (const upstream of upstreams) {
       let client: McpClient;
-      if (perRequest) {
+      if (isStdio(upstream)) {
+        const restarting = restartingClient(upstream, stdio, log);
+        open.push(restarting);
+        client = restarting.client;
+      } else if (perRequest) {
         client = perRequestClient(upstream);
       } else {
-        const connected = await connect(upstream);
+        const connected = await connect(upstream, stdio);
         open.push(connected);
         client = connected.client;
       }
@@ -219,7 +489,7 @@ export async function connectGateway(
       });
       tools.push(...wrapped);
       const names = wrapped.map((tool) => `${tool.name}${tool.readOnly ? "" : " (refused)"}`);
-      summary.push(`${new URL(upstream.url).origin}: ${names.join(", ") || "no tools"}`);
+      summary.push(`${labelOf(upstream)}: ${names.join(", ") || "no tools"}`);
     }
   } catch (error) {
     await closeAll();

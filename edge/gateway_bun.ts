@@ -5,20 +5,28 @@
  * Serves the tools of the upstream MCP servers in `MCP_UPSTREAMS` (see edge/gateway.ts) instead
  * of the demo tools, with everything else as in edge/bun.ts (PORT, HOST, the Upstash variables).
  * It connects to every upstream before it serves, and refuses to start when one cannot be reached.
+ * Upstreams with a `command` run as Bun's child processes over stdio (the bundle keeps `node:`
+ * imports as imports, and Bun has `node:child_process`); one that ends is started again by the
+ * next call to it, and SIGTERM or SIGINT stops them before the gateway exits.
  *
  * @module
  */
 import { Redis } from "@upstash/redis";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
 import { connectGateway, upstreamsOf } from "./gateway.ts";
+import { stdioTransport } from "./gateway_stdio.ts";
 
-declare const process: { env: Record<string, string | undefined> };
+declare const process: {
+  env: Record<string, string | undefined>;
+  once(signal: "SIGTERM" | "SIGINT", listener: () => void): void;
+  exit(code: number): never;
+};
 
 const upstreams = upstreamsOf(process.env.MCP_UPSTREAMS);
 if (upstreams.length === 0) {
   throw new Error("Refusing to start: MCP_UPSTREAMS names no upstream MCP server");
 }
-const gateway = await connectGateway(upstreams);
+const gateway = await connectGateway(upstreams, { stdio: stdioTransport });
 const { app, store } = buildEdgeApp(
   process.env,
   (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
@@ -28,6 +36,14 @@ const port = Number(process.env.PORT ?? 3000);
 const hostname = process.env.HOST ?? "0.0.0.0";
 console.log(`tool-boundary MCP gateway: ${store} store, listening on http://${hostname}:${port}
   ${gateway.summary.join("\n  ")}`);
+
+// Stop the upstream processes before exiting (a signal's default would leave that to them).
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  process.once(signal, async () => {
+    await gateway.close();
+    process.exit(0);
+  });
+}
 
 /** Bun serves a default export that has `fetch`. */
 export default { port, hostname, fetch: app.fetch };

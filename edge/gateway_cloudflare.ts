@@ -15,6 +15,10 @@
  * --compatibility-date 2025-01-01` (or a wrangler.toml whose `main` is that file and whose build
  * command is that task). `wrangler dev` reads the bindings from `.dev.vars`.
  *
+ * Only `url` upstreams: an upstream with a `command` (stdio) is a configuration error here, as a
+ * missing secret is (the JSON 500 below; the Worker log names the entry), since a Worker cannot
+ * start a process. The stdio transport is not in this bundle.
+ *
  * Workers let a request use only its own connections, so the gateway connects to the upstreams
  * per request: on the first request of an isolate it connects to each upstream to read its name
  * and list its tools, and then every tool call opens a connection of its own and closes it after
@@ -39,6 +43,10 @@ const NOT_CONFIGURED = "The gateway is not configured: set the AGENT_TOKEN, HARN
 const UNREACHABLE = "The gateway could not reach the upstream MCP servers of MCP_UPSTREAMS: " +
   "check their url and headers; the next request tries again, and the Worker log says more.";
 
+/** Why an upstream with a `command` is refused here, before anything connects. */
+const NO_STDIO = "a Worker cannot run a command (Workers have no processes): run this MCP " +
+  "server behind Streamable HTTP and give its url, or use the Deno or Bun gateway";
+
 /** An upstream failed while the bindings were fine: worth telling apart in the answer. */
 class UpstreamError extends Error {
   constructor(cause: unknown) {
@@ -50,7 +58,7 @@ class UpstreamError extends Error {
 const redis = (url: string, token: string) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS });
 
 async function build(env: EdgeConfig): Promise<EdgeApp> {
-  const upstreams = upstreamsOf(env.MCP_UPSTREAMS);
+  const upstreams = upstreamsOf(env.MCP_UPSTREAMS, { noStdio: NO_STDIO });
   if (upstreams.length === 0) {
     throw new Error("Refusing to start: MCP_UPSTREAMS names no upstream MCP server");
   }
@@ -58,7 +66,7 @@ async function build(env: EdgeConfig): Promise<EdgeApp> {
   buildEdgeApp(env, redis, []);
   let tools;
   try {
-    tools = (await connectGateway(upstreams, true)).tools;
+    tools = (await connectGateway(upstreams, { perRequest: true })).tools;
   } catch (error) {
     throw new UpstreamError(error);
   }

@@ -1,25 +1,28 @@
 /**
  * The MCP gateway for Deno and Deno Deploy:
- * `MCP_UPSTREAMS='[{"url":"https://.../mcp","trusted":true}]' deno run --allow-net --allow-env edge/gateway_deno.ts`.
+ * `MCP_UPSTREAMS='[{"url":"https://.../mcp","trusted":true}]' deno run --allow-net --allow-env edge/gateway_deno.ts`
+ * (with `--allow-run --allow-read` too for upstreams with a `command`, which it runs over stdio).
  *
  * Serves the tools of the upstream MCP servers in `MCP_UPSTREAMS` (see edge/gateway.ts) instead of
  * the demo tools, with everything else as in edge/deno.ts: AGENT_TOKEN and HARNESS_TOKEN required,
  * SERVER_SECRET for run tokens and the MCP route, the Upstash store when its two variables are set.
  * It connects to every upstream before it listens (on PORT, default 8000; HOST, default 0.0.0.0),
- * and refuses to start when one cannot be reached.
+ * and refuses to start when one cannot be reached. An upstream process that ends is started again
+ * by the next call to it; on SIGTERM or SIGINT the server stops, then the upstream processes.
  *
  * @module
  */
 import { Redis } from "@upstash/redis";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
 import { connectGateway, upstreamsOf } from "./gateway.ts";
+import { stdioTransport } from "./gateway_stdio.ts";
 
 const env = Deno.env.toObject();
 const upstreams = upstreamsOf(env.MCP_UPSTREAMS);
 if (upstreams.length === 0) {
   throw new Error("Refusing to start: MCP_UPSTREAMS names no upstream MCP server");
 }
-const gateway = await connectGateway(upstreams);
+const gateway = await connectGateway(upstreams, { stdio: stdioTransport });
 const { app, store } = buildEdgeApp(
   env,
   (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
@@ -32,7 +35,7 @@ const server = Deno.serve({
   port: Number(env.PORT ?? 8000),
   onListen: ({ hostname, port }) => console.log(`Listening on http://${hostname}:${port}/`),
 }, app.fetch);
-// Let go of the upstream connections once the server has stopped (SIGTERM, SIGINT).
+// Let go of the upstream connections and processes once the server has stopped.
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   Deno.addSignalListener(signal, async () => {
     await server.shutdown();

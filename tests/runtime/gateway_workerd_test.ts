@@ -2,8 +2,8 @@
  * The MCP gateway's Workers entry (edge/gateway_cloudflare.ts), bundled, running in workerd
  * (through miniflare, from Node) in front of the everything server from npm on loopback: the
  * official client reaches the upstream's tools through the gateway's MCP route, each call over a
- * connection of its own request; an upstream that cannot be reached, or missing bindings, answer
- * the JSON 500, and the next request builds again.
+ * connection of its own request; an upstream that cannot be reached, or missing bindings, or an
+ * upstream with a command (stdio), answer the JSON 500, and the next request builds again.
  */
 import assert from "node:assert/strict";
 import { startEverything } from "../../packages/mcp/tests/upstreams.ts";
@@ -80,6 +80,13 @@ Deno.test("workerd: the gateway worker without its bindings fails closed with a 
     // No upstreams: a gateway with no tools is a misconfiguration, not an empty gateway.
     { AGENT_TOKEN, HARNESS_TOKEN, SERVER_SECRET },
     { AGENT_TOKEN, HARNESS_TOKEN, SERVER_SECRET, MCP_UPSTREAMS: "[{}]" },
+    // A stdio upstream: a Worker cannot run a process, so it is a configuration error.
+    {
+      AGENT_TOKEN,
+      HARNESS_TOKEN,
+      SERVER_SECRET,
+      MCP_UPSTREAMS: JSON.stringify([{ command: "node", args: ["server.js"], trusted: true }]),
+    },
     // No harness token, and an upstream that would refuse: the bindings are checked first.
     {
       AGENT_TOKEN,

@@ -140,3 +140,22 @@ export async function serveDeno(
     throw error;
   }
 }
+
+/** Whether a process runs (not gone, and not a zombie waiting for its parent). Linux only. */
+export async function alive(pid: number): Promise<boolean> {
+  try {
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+    return !/^\d+ \(.*\) Z /.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until a process is gone; throws after `timeoutMs`. */
+export async function waitGone(pid: number, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (await alive(pid)) {
+    if (Date.now() >= until) throw new Error(`process ${pid} still runs`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,10 +1,11 @@
 /**
  * The upstream MCP servers of the gateway tests, as published on npm (see npm/package.json):
  * `@modelcontextprotocol/server-filesystem` over stdio and `@modelcontextprotocol/server-everything`
- * over Streamable HTTP, each run with Node. They are installed by the tests themselves; a failed
- * install fails the test. Each is reached through either official SDK client: `v1`
- * (`@modelcontextprotocol/sdk` 1.x) or `v2` (`@modelcontextprotocol/client` 2.x). Each client logs
- * the JSON-RPC messages it sends, so a test can tell what reached the server.
+ * over Streamable HTTP, each run with Node (and `serverScript` for those and
+ * `@modelcontextprotocol/server-memory`, run by the gateway itself). They are installed by the
+ * tests themselves; a failed install fails the test. Each is reached through either official SDK
+ * client: `v1` (`@modelcontextprotocol/sdk` 1.x) or `v2` (`@modelcontextprotocol/client` 2.x).
+ * Each client logs the JSON-RPC messages it sends, so a test can tell what reached the server.
  */
 import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client";
@@ -52,6 +53,19 @@ function install(): Promise<string> {
     cwd: NPM,
   });
   return installed;
+}
+
+/**
+ * Installs the servers and returns the script of one, to run with Node (as the gateway's stdio
+ * upstreams do).
+ *
+ * @param name Its package name without the scope, e.g. `server-memory`.
+ */
+export async function serverScript(
+  name: "server-everything" | "server-filesystem" | "server-memory",
+): Promise<string> {
+  await install();
+  return `${SERVERS}${name}/dist/index.js`;
 }
 
 function upstream(client: Client | ClientV2, sent: Sent[], close: () => Promise<void>): Upstream {
