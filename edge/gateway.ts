@@ -32,7 +32,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import type { AnyToolDefinition } from "../src/mod.ts";
-import { type McpClient, mcpTools } from "../packages/mcp/mod.ts";
+import { MAX_TIMEOUT_MS, type McpClient, mcpTools } from "../packages/mcp/mod.ts";
 
 /** What every upstream of `MCP_UPSTREAMS` may say about its tools. */
 interface UpstreamOptions {
@@ -72,14 +72,6 @@ export interface StdioUpstream extends UpstreamOptions {
 /** One upstream server of `MCP_UPSTREAMS`. */
 export type Upstream = HttpUpstream | StdioUpstream;
 
-/**
- * The longest delay a timer holds (a signed 32-bit count of milliseconds); a longer one fires at
- * once. The same limit is due in `@tool-boundary/mcp`; until then it is defined here.
- */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-/** What `mcpTools` adds to `timeoutMs` for the client's own request timeout. */
-const CLIENT_TIMEOUT_EXTRA_MS = 1_000;
-
 const isRecordOf = (check: (value: unknown) => boolean) => (value: unknown) =>
   typeof value === "object" && value !== null && !Array.isArray(value) &&
   Object.values(value).every(check);
@@ -105,8 +97,8 @@ const OPTIONS = {
       v.integer("timeoutMs must be a whole number of milliseconds"),
       v.minValue(1, "timeoutMs must be at least 1"),
       v.maxValue(
-        MAX_TIMER_MS - CLIENT_TIMEOUT_EXTRA_MS,
-        `timeoutMs must be at most ${MAX_TIMER_MS - CLIENT_TIMEOUT_EXTRA_MS} (what a timer holds)`,
+        MAX_TIMEOUT_MS,
+        `timeoutMs must be at most ${MAX_TIMEOUT_MS} (what a timer holds)`,
       ),
     ),
   ),
