@@ -17,8 +17,6 @@
 import { Redis } from "@upstash/redis";
 import type { BoundaryEvent } from "../src/mod.ts";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
-import { connectGateway, upstreamsOf } from "./gateway.ts";
-import { stdioTransport } from "./gateway_stdio.ts";
 import { TOOLS } from "./tools.ts";
 
 /** One line per failed call: its code and the error's name, nothing a message could carry. */
@@ -36,6 +34,20 @@ function errorName(error: unknown): string {
   return ` (${/^[A-Za-z0-9_.$-]{1,64}$/.test(name) ? name : "unnamed"})`;
 }
 
+/**
+ * The MCP gateway of MCP_UPSTREAMS, or `null` without one. Its modules (and the MCP SDK they
+ * need) are loaded only then, by a specifier the module graph cannot see, so a plain `task dev`
+ * fetches only what the app itself needs.
+ */
+async function gatewayOf(text: string | undefined) {
+  if (text === undefined || text.trim() === "") return null;
+  const load = (name: string) => import(new URL(name, import.meta.url).href);
+  const { connectGateway, upstreamsOf }: typeof import("./gateway.ts") = await load("./gateway.ts");
+  const { stdioTransport }: typeof import("./gateway_stdio.ts") = await load("./gateway_stdio.ts");
+  const upstreams = upstreamsOf(text);
+  return upstreams.length === 0 ? null : await connectGateway(upstreams, { stdio: stdioTransport });
+}
+
 const generated = () => `dev-${crypto.randomUUID().replaceAll("-", "")}`;
 const env = Deno.env.toObject();
 const agentToken = env.AGENT_TOKEN || generated();
@@ -43,10 +55,7 @@ const harnessToken = env.HARNESS_TOKEN || generated();
 const secret = env.SERVER_SECRET || `${generated()}${generated()}`;
 // On unless INSPECTOR=off: the page holds no data and the server listens on loopback only.
 const inspector = env.INSPECTOR?.trim().toLowerCase() !== "off";
-const upstreams = upstreamsOf(env.MCP_UPSTREAMS);
-const gateway = upstreams.length === 0
-  ? null
-  : await connectGateway(upstreams, { stdio: stdioTransport });
+const gateway = await gatewayOf(env.MCP_UPSTREAMS);
 const tools = gateway?.tools ?? TOOLS;
 const { app, store } = buildEdgeApp(
   {
