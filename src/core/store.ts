@@ -113,8 +113,9 @@ export interface BeginRequest {
   /** The complete request JSON text. */
   requestJson: string;
   /**
-   * What makes two requests the same: base64url SHA-256 of the canonical JSON of the request
-   * (`requestDigest` from `./store`). Stores compare digests only, never requests.
+   * What makes two requests the same: base64url SHA-256 of the canonical JSON of the request,
+   * its tool and its input (`requestDigest` from `./store`). Stores compare digests only, never
+   * requests or tool names.
    */
   requestDigest: string;
   /**
