@@ -56,7 +56,11 @@ export interface RunState {
   used: { calls: number; perTool: Record<string, number> };
 }
 
-/** A canonical record as stored: payloads as the exact JSON text. */
+/**
+ * A canonical record as stored: payloads as the exact JSON text, kept and given back as the text
+ * it was given (never a parsed copy), so every store answers the same record. The boundary's text
+ * comes from `snapshotJson`, which writes `-0` as `0`, as JSON does.
+ */
 export interface StoredRecord {
   /** The run that owns the record. */
   runId: string;
