@@ -95,7 +95,8 @@ export interface RunTokenCheck {
   scope(token: string): Promise<RunScope | null>;
   /**
    * The `startedAt` of the run with this ID as the app knows it (its run cache, filled from the
-   * store), `null` when there is none.
+   * store), `null` when there is none. An app whose cache still holds the earlier run (another
+   * instance started the new one) answers the earlier start until that entry is replaced.
    */
   startedAt(runId: string): Promise<number | null>;
 }
