@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { requestDigest } from "../src/core/digest.ts";
 import { canonicalJson, type JsonValue } from "../src/core/json.ts";
+import { DISK_DIGEST } from "../src/testing/conformance/helpers.ts";
 
 async function webCryptoDigest(text: string): Promise<string> {
   const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
@@ -35,30 +36,67 @@ Deno.test("canonicalJson() refuses what is not JSON data", () => {
   }
 });
 
-Deno.test("requestDigest() is base64url SHA-256 of the canonical JSON: equal for equal values whatever the key order, text or value alike", async () => {
-  const digest = await requestDigest('{"query":"disk","limit":5}');
-  assert.equal(digest, await requestDigest({ limit: 5, query: "disk" }));
-  assert.equal(digest, await webCryptoDigest('{"limit":5,"query":"disk"}'));
+Deno.test("requestDigest() is base64url SHA-256 of the canonical JSON of the tool and the input: equal for equal values whatever the key order, text or value alike", async () => {
+  const digest = await requestDigest("search", '{"query":"disk","limit":5}');
+  assert.equal(digest, await requestDigest("search", { limit: 5, query: "disk" }));
+  assert.equal(
+    digest,
+    await webCryptoDigest('{"input":{"limit":5,"query":"disk"},"toolName":"search"}'),
+  );
   assert.match(digest, /^[A-Za-z0-9_-]{43}$/);
-  assert.notEqual(digest, await requestDigest({ limit: 5, query: "disk " }));
-  assert.notEqual(await requestDigest({ a: [1, 2] }), await requestDigest({ a: [2, 1] }));
-  await assert.rejects(requestDigest("{not json"), SyntaxError);
+  assert.notEqual(digest, await requestDigest("search", { limit: 5, query: "disk " }));
+  assert.notEqual(
+    await requestDigest("search", { a: [1, 2] }),
+    await requestDigest("search", { a: [2, 1] }),
+  );
+  await assert.rejects(requestDigest("search", "{not json"), SyntaxError);
+});
+
+Deno.test("requestDigest() differs for another tool with the same input, and cannot be confused by names that look like JSON", async () => {
+  const input = { query: "disk" };
+  const digests = await Promise.all([
+    requestDigest("search", input),
+    requestDigest("grep", input),
+    requestDigest("Search", input),
+    requestDigest("search ", input),
+    requestDigest('search","input":{"query":"disk"}', input),
+    requestDigest("", input),
+  ]);
+  assert.equal(new Set(digests).size, digests.length);
+  assert.equal(await requestDigest("grep", input), await requestDigest("grep", '{"query":"disk"}'));
+});
+
+Deno.test("requestDigest() refuses a tool name that is no string and an input that is no JSON data", async () => {
+  await assert.rejects(requestDigest(7 as unknown as string, {}), TypeError);
+  await assert.rejects(requestDigest("search", undefined as unknown as JsonValue), TypeError);
+  await assert.rejects(requestDigest("search", { a: Number.NaN }), TypeError);
+});
+
+Deno.test("the conformance suite's DISK_DIGEST is the digest of its begin request", async () => {
+  assert.equal(await requestDigest("fake_success", '{"query":"disk"}'), DISK_DIGEST);
 });
 
 Deno.test("requestDigest() gives WebCrypto's SHA-256 at every length, on both sides of its short-message path", async () => {
-  // The JSON text is 8 bytes plus the string: 55 and 56 bytes are SHA-256's padding edge (47, 48),
-  // 119 and 120 the next block's (111, 112), 511 and 512 the switch to WebCrypto (503, 504); then
+  // The canonical text is a fixed frame plus the string: lengths at SHA-256's padding edge (55 and
+  // 56 bytes), the next block's (119, 120), and the switch to WebCrypto (511, 512); then
   // multi-byte UTF-8, and a long request.
-  for (const length of [0, 1, 47, 48, 49, 55, 56, 63, 64, 111, 112, 503, 504, 505, 600]) {
+  const frame = canonicalJson({ toolName: "t", input: { q: "" } }).length;
+  const edges = [0, 1, 55, 56, 63, 64, 119, 120, 511, 512, 513, 600].map((n) =>
+    Math.max(0, n - frame)
+  );
+  for (const length of [...edges, 1, 47, 48, 503, 504]) {
     for (const unit of ["x", "é", "\u{1F600}"]) {
-      const value = { q: unit.repeat(length) };
+      const input = { q: unit.repeat(length) };
       assert.equal(
-        await requestDigest(value),
-        await webCryptoDigest(canonicalJson(value)),
+        await requestDigest("t", input),
+        await webCryptoDigest(canonicalJson({ toolName: "t", input })),
         `${length} x ${unit}`,
       );
     }
   }
   const long = { q: "y".repeat(70_000) };
-  assert.equal(await requestDigest(long), await webCryptoDigest(canonicalJson(long)));
+  assert.equal(
+    await requestDigest("t", long),
+    await webCryptoDigest(canonicalJson({ toolName: "t", input: long })),
+  );
 });

@@ -4,19 +4,28 @@
  */
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { defineTool, ERROR_MESSAGES, MemoryStore, ToolBoundary, toolError } from "../src/mod.ts";
+import {
+  defineTool,
+  ERROR_MESSAGES,
+  MemoryStore,
+  type Store,
+  ToolBoundary,
+  type ToolBoundaryOptions,
+  toolError,
+} from "../src/mod.ts";
 import { CITATIONS_BODY_BYTES, createApp } from "../src/http/mod.ts";
 import { BoundaryResultSchema, CitationsSchema, RunCallsSchema } from "../src/http/schemas.ts";
+import { STORES } from "./support/stores.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";
 
-function setup() {
+function setup(store: Store = new MemoryStore(), options: Partial<ToolBoundaryOptions> = {}) {
   const executed: Record<string, number> = {};
   const ran = (name: string) => executed[name] = (executed[name] ?? 0) + 1;
   let gate = Promise.withResolvers<void>();
-  const store = new MemoryStore();
   const boundary = new ToolBoundary({
+    ...options,
     store,
     tools: [
       defineTool({
@@ -29,6 +38,13 @@ function setup() {
           scope: `search for "${raw.query}"`,
           content: raw.hits,
         }),
+      }),
+      defineTool({
+        name: "grep",
+        readOnly: true,
+        input: v.object({ query: v.string() }),
+        execute: ({ query }) => (ran("grep"), { query }),
+        project: (raw) => ({ evidence: "NO_EVIDENCE", scope: `grep ${raw.query}`, content: null }),
       }),
       defineTool({
         name: "fails",
@@ -243,3 +259,40 @@ Deno.test("a client that disconnects while its tool runs does not cancel it: the
   assert.equal(recalled.status, "READY");
   assert.equal(recalled.replayed, true);
 });
+
+for (const { name, open } of STORES) {
+  Deno.test(`${name}: a used key with another tool and the same input is 409 TOOL_CALL_CONFLICT on tool calls (refusing or replaying) and on recall; the first record stays`, async () => {
+    const { store, close } = await open();
+    try {
+      const refusing = setup(store);
+      const replaying = setup(store, { onDuplicate: "replay" });
+      const runId = await refusing.startRun();
+      const first = { toolCallId: "call_k", toolName: "search", input: { query: "disk" } };
+      assert.equal((await refusing.submit(runId, first)).status, 200);
+      const record = await (await refusing.call("GET", `/v1/runs/${runId}/tool-calls/call_k`))
+        .json();
+      const otherTool = { ...first, toolName: "grep" };
+      for (
+        const res of [
+          await refusing.submit(runId, otherTool),
+          await replaying.submit(runId, otherTool),
+          await refusing.call("POST", `/v1/runs/${runId}/recall`, otherTool),
+        ]
+      ) {
+        assert.equal(res.status, 409);
+        assert.deepEqual(await res.json(), {
+          status: "ERROR",
+          toolCallId: "call_k",
+          code: "TOOL_CALL_CONFLICT",
+          message: ERROR_MESSAGES.TOOL_CALL_CONFLICT,
+        });
+      }
+      const after = await refusing.call("GET", `/v1/runs/${runId}/tool-calls/call_k`);
+      assert.deepEqual(await after.json(), record);
+      assert.deepEqual(refusing.executed, { search: 1 });
+      assert.deepEqual(replaying.executed, {});
+    } finally {
+      await close();
+    }
+  });
+}

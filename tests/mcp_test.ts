@@ -49,7 +49,12 @@ function setup(options: Partial<CreateAppOptions> = {}) {
       body: JSON.stringify({ ttlMs: 60_000, ...body }),
     });
     assert.equal(res.status, 201);
-    return await res.json() as { runId: string; deadline: number; agentToken?: string };
+    return await res.json() as {
+      runId: string;
+      deadline: number;
+      startedAt: number;
+      agentToken?: string;
+    };
   };
   const connect = async (runId: string, token = AGENT) => {
     const client = new Client({ name: "test-client", version: "1.0.0" });
@@ -423,7 +428,11 @@ Deno.test("a run token works on its own run's tool calls and MCP route, and nowh
   assert.deepEqual(await codeOf(harnessRoute), [403, "FORBIDDEN"]);
   // Expired (signed with the same secret, deadline passed) and tampered.
   const signer = new Signer(SECRET);
-  const expired = await signRunToken(signer, { runId: one.runId, exp: Date.now() - 1 });
+  const expired = await signRunToken(signer, {
+    runId: one.runId,
+    startedAt: one.startedAt,
+    exp: Date.now() - 1,
+  });
   assert.deepEqual(await codeOf(await toolCall(one.runId, expired, "t4")), [
     401,
     "UNAUTHENTICATED",
@@ -435,6 +444,7 @@ Deno.test("a run token works on its own run's tool calls and MCP route, and nowh
   ]);
   const otherSecret = await signRunToken(new Signer(`${SECRET}-x`), {
     runId: one.runId,
+    startedAt: one.startedAt,
     exp: one.deadline,
   });
   assert.deepEqual(await codeOf(await toolCall(one.runId, otherSecret, "t6")), [

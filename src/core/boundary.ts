@@ -576,7 +576,7 @@ export class ToolBoundary {
     const { toolCallId } = call;
     let found;
     try {
-      const digest = await requestDigest(call.input);
+      const digest = await requestDigest(call.tool.name, call.input);
       found = await this.store.lookupCall(run.runId, toolCallId);
       if (found !== null && found.call !== null && found.call.requestDigest !== digest) {
         return errorResult(toolCallId, "TOOL_CALL_CONFLICT");
@@ -586,9 +586,6 @@ export class ToolBoundary {
     }
     if (found === null) return errorResult(toolCallId, "RUN_NOT_FOUND");
     if (found.call === null) return errorResult(toolCallId, "RECORD_NOT_FOUND");
-    if (found.record !== null && found.record.toolName !== call.tool.name) {
-      return errorResult(toolCallId, "TOOL_CALL_CONFLICT");
-    }
     return replayResult(toolCallId, found.record);
   }
 

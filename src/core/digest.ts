@@ -7,29 +7,40 @@ import { canonicalJson, type JsonValue } from "./json.ts";
 
 /**
  * The digest a store compares to tell a repeat of a request from another request under the same
- * tool call ID: base64url (no padding) of the SHA-256 of the request's {@linkcode canonicalJson},
- * so two requests equal as JSON values have the same digest whatever their key order.
+ * tool call ID: base64url (no padding) of the SHA-256 of the {@linkcode canonicalJson} of
+ * `{ toolName, input }`. A request is the tool and its input: the same input to another tool is
+ * another request (TOOL_CALL_CONFLICT, never a duplicate to replay). Two requests equal as JSON
+ * values have the same digest whatever their key order.
  *
- * @param request The recorded request: its JSON text (a string is read as JSON text), or the
- *   value itself.
+ * @param toolName The tool called.
+ * @param input The recorded input: its JSON text (a string is read as JSON text), or the value
+ *   itself.
  * @returns 43 characters of `A-Z a-z 0-9 _ -`.
- * @throws {SyntaxError} When a string is not JSON text.
- * @throws {TypeError} When the value is not JSON data.
+ * @throws {SyntaxError} When `input` is a string that is not JSON text.
+ * @throws {TypeError} When `toolName` is not a string or `input` not JSON data.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { requestDigest } from "@tool-boundary/core/store";
- * const digest = await requestDigest('{"query":"disk","limit":5}');
- * assert.equal(digest, await requestDigest({ limit: 5, query: "disk" }));
- * assert.notEqual(digest, await requestDigest({ limit: 6, query: "disk" }));
+ * import { canonicalJson, requestDigest } from "@tool-boundary/core/store";
+ * const digest = await requestDigest("search", '{"query":"disk","limit":5}');
+ * assert.equal(digest, await requestDigest("search", { limit: 5, query: "disk" }));
+ * assert.notEqual(digest, await requestDigest("search", { limit: 6, query: "disk" }));
+ * assert.notEqual(digest, await requestDigest("grep", { limit: 5, query: "disk" }));
  * assert.match(digest, /^[A-Za-z0-9_-]{43}$/);
+ * // What is hashed: the canonical JSON of the tool and the input.
+ * assert.equal(
+ *   canonicalJson({ toolName: "search", input: { query: "disk", limit: 5 } }),
+ *   '{"input":{"limit":5,"query":"disk"},"toolName":"search"}',
+ * );
  * ```
  */
-export function requestDigest(request: string | JsonValue): Promise<string> {
+export function requestDigest(toolName: string, input: string | JsonValue): Promise<string> {
   let text;
   try {
-    text = canonicalJson(typeof request === "string" ? JSON.parse(request) as JsonValue : request);
+    if (typeof toolName !== "string") throw new TypeError("Invalid toolName: expected a string");
+    const value = typeof input === "string" ? JSON.parse(input) as JsonValue : input;
+    text = canonicalJson({ toolName, input: value });
   } catch (error) {
     return Promise.reject(error);
   }

@@ -56,7 +56,11 @@ export interface RunState {
   used: { calls: number; perTool: Record<string, number> };
 }
 
-/** A canonical record as stored: payloads as the exact JSON text. */
+/**
+ * A canonical record as stored: payloads as the exact JSON text, kept and given back as the text
+ * it was given (never a parsed copy), so every store answers the same record. The boundary's text
+ * comes from `snapshotJson`, which writes `-0` as `0`, as JSON does.
+ */
 export interface StoredRecord {
   /** The run that owns the record. */
   runId: string;
@@ -113,8 +117,9 @@ export interface BeginRequest {
   /** The complete request JSON text. */
   requestJson: string;
   /**
-   * What makes two requests the same: base64url SHA-256 of the canonical JSON of the request
-   * (`requestDigest` from `./store`). Stores compare digests only, never requests.
+   * What makes two requests the same: base64url SHA-256 of the canonical JSON of the request,
+   * its tool and its input (`requestDigest` from `./store`). Stores compare digests only, never
+   * requests or tool names.
    */
   requestDigest: string;
   /**

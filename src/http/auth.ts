@@ -2,7 +2,8 @@
  * Bearer tokens and roles: the agent token may only submit tool calls, the harness token may do
  * everything. Tokens are checked when the app is made (fail closed) and compared in constant
  * time on every request. A run token (signed, see `run_token.ts`) is an agent token for one
- * run only: on any route of another run, or one without a run, it is FORBIDDEN.
+ * run instance only: on any route of another run, or one without a run, or on a later run
+ * started under the same ID, it is FORBIDDEN.
  *
  * @module
  */
@@ -67,8 +68,8 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     role: Role;
-    /** The run a run token is valid on; unset for the static tokens. */
-    runScope?: string;
+    /** The run instance a run token is valid on; unset for the static tokens. */
+    runScope?: RunScope;
   };
 }
 
@@ -80,6 +81,26 @@ export interface Tokens {
   harnessToken: string | readonly string[];
 }
 
+/** The run instance a run token names: the run ID and that run's `startedAt`. */
+export interface RunScope {
+  /** The run ID. */
+  runId: string;
+  /** The `startedAt` of the run the token was issued for. */
+  startedAt: number;
+}
+
+/** How the guards check run tokens, cheapest first. */
+export interface RunTokenCheck {
+  /** The instance a genuine, unexpired run token names (MAC checked first), else `null`. */
+  scope(token: string): Promise<RunScope | null>;
+  /**
+   * The `startedAt` of the run with this ID as the app knows it (its run cache, filled from the
+   * store), `null` when there is none. An app whose cache still holds the earlier run (another
+   * instance started the new one) answers the earlier start until that entry is replaced.
+   */
+  startedAt(runId: string): Promise<number | null>;
+}
+
 const MIN_TOKEN_LENGTH = 16;
 const TOKEN_PATTERN = /^[A-Za-z0-9._~+/-]+=*$/;
 const encoder = new TextEncoder();
@@ -88,15 +109,14 @@ const encoder = new TextEncoder();
  * The middleware each access level needs, made once per app.
  *
  * @param tokens Both roles' tokens.
- * @param runTokenScope The run a run token is valid on, `null` for a forged or expired one;
- *   without it no run token is accepted.
+ * @param runTokens How run tokens are checked; without it no run token is accepted.
  * @returns A function from a route's access to its guards, in order.
  * @throws {TypeError} When a token is missing, shorter than 16 characters, not a valid bearer
  *   token, or used by both roles.
  */
 export function accessGuards(
   tokens: Tokens,
-  runTokenScope?: (token: string) => Promise<string | null>,
+  runTokens?: RunTokenCheck,
 ): (access: Access) => MiddlewareHandler<AppEnv>[] {
   const agentTokens = tokenList("agentToken", tokens.agentToken);
   const harnessTokens = tokenList("harnessToken", tokens.harnessToken);
@@ -117,11 +137,11 @@ export function accessGuards(
       for (const candidate of agentKeys) {
         if (constantTimeEqual(candidate, given) && role === null) role = "agent";
       }
-      if (role === null && runTokenScope !== undefined) {
-        const runId = await runTokenScope(token);
-        if (runId !== null) {
+      if (role === null && runTokens !== undefined) {
+        const scope = await runTokens.scope(token);
+        if (scope !== null) {
           role = "agent";
-          c.set("runScope", runId);
+          c.set("runScope", scope);
         }
       }
       if (role !== null) c.set("role", role);
@@ -135,10 +155,16 @@ export function accessGuards(
     if (c.get("role") !== "harness") return errorResponse(c, "FORBIDDEN");
     await next();
   };
+  // After the MAC and the claims, the one check that needs the run: its instance. A run the app
+  // does not know passes, so that the route answers an unknown run as it always does.
   const ownRunOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
     const scope = c.get("runScope");
-    if (scope !== undefined && c.req.param("runId") !== scope) {
-      return errorResponse(c, "FORBIDDEN");
+    if (scope !== undefined) {
+      if (c.req.param("runId") !== scope.runId) return errorResponse(c, "FORBIDDEN");
+      const startedAt = await runTokens!.startedAt(scope.runId);
+      if (startedAt !== null && startedAt !== scope.startedAt) {
+        return errorResponse(c, "FORBIDDEN");
+      }
     }
     await next();
   };

@@ -163,7 +163,8 @@ export interface CreateAppOptions {
   onError?: (error: unknown, requestId: string) => void;
   /**
    * The server secret (at least 32 characters; the same on every instance): signs run tokens
-   * (`POST /v1/runs` then answers an `agentToken` valid on that run only, until its deadline)
+   * (`POST /v1/runs` then answers an `agentToken` valid on that run only, until its deadline,
+   * and never on a later run started under the same ID)
    * and MCP session IDs. Without it there are no run tokens and `POST /v1/runs/{runId}/mcp`
    * answers 404. Nothing signed is stored; a new secret revokes every run token and session.
    */
@@ -213,11 +214,16 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
     throw new TypeError("Cannot create app: options.boundary must be a ToolBoundary");
   }
   const signer = options.secret === undefined ? null : new Signer(options.secret);
+  const runs = new RunCache(options.runCacheSize ?? 1024);
   const guardsFor = accessGuards(
     options,
-    signer === null
-      ? undefined
-      : async (token) => (await verifyRunToken(signer, token, Date.now()))?.runId ?? null,
+    signer === null ? undefined : {
+      scope: async (token) => {
+        const claims = await verifyRunToken(signer, token, Date.now());
+        return claims === null ? null : { runId: claims.runId, startedAt: claims.startedAt };
+      },
+      startedAt: async (runId) => (await runs.get(runId, boundary))?.startedAt ?? null,
+    },
   );
   const bodyBytes: Record<BodySize, number> = {
     control: CONTROL_BODY_BYTES,
@@ -227,7 +233,7 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   const info = options.info ?? { title: "tool-boundary", version: "0.1.0" };
   const deps: RouteDeps = {
     boundary,
-    runs: new RunCache(options.runCacheSize ?? 1024),
+    runs,
     openapi: buildOpenApi(ROUTES, info),
     tools: toolList(boundary),
     signer,

@@ -231,7 +231,11 @@ export const ROUTES: readonly Route[] = [
       });
       runs.set(run);
       if (signer === null) return c.json(run satisfies StartedRun, 201);
-      const agentToken = await signRunToken(signer, { runId: run.runId, exp: run.deadline });
+      const agentToken = await signRunToken(signer, {
+        runId: run.runId,
+        startedAt: run.startedAt,
+        exp: run.deadline,
+      });
       return c.json({ ...run, agentToken } satisfies StartedRun, 201);
     },
   }),

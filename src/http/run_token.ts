@@ -11,10 +11,26 @@ import { constantTimeEqual } from "./auth.ts";
 /** The shortest server secret `createApp` accepts. */
 export const MIN_SECRET_LENGTH = 32;
 
-/** What a run token says: the run it is valid on and until when (epoch ms, the run's deadline). */
+/**
+ * What a run token says: the run instance it is valid on and until when (epoch ms, the run's
+ * deadline).
+ *
+ * A run ID alone does not name one run: once a run's state is gone (a MemoryStore restarted, a
+ * Redis key evicted or deleted) the same ID can be started again, and that later run must not
+ * accept the earlier one's token. So a token also names the run's `startedAt`, which both stores
+ * keep with the run and which a run's context carries: a token is valid only on the run with
+ * this ID that started at this ms. Two instances of one run ID never share it in practice: a
+ * store refuses a second `startRun` of a live ID (RUN_ALREADY_EXISTS), and a run's state lives
+ * past its deadline (by a record's TTL), so the ID can be started anew only after the first
+ * run's state vanished, and then the second start must also fall in the same ms of the
+ * starting caller's clock. A nonce kept in the run would close even that, at the cost of a new
+ * field in every store's run state; the start ms is already there.
+ */
 export interface RunTokenClaims {
   /** The one run the token may be used on. */
   runId: string;
+  /** The `startedAt` of that run: the instance of the run ID the token was issued for. */
+  startedAt: number;
   /** Epoch ms after which the token is refused. */
   exp: number;
 }
@@ -64,19 +80,24 @@ export class Signer {
  * Signs a run token: `tbr.<base64url(JSON claims)>.<base64url(HMAC)>`.
  *
  * @param signer The app's signer.
- * @param claims The run and the expiry.
+ * @param claims The run, its start (the instance) and the expiry.
  * @returns The token, a valid bearer token.
  */
 export async function signRunToken(signer: Signer, claims: RunTokenClaims): Promise<string> {
   const payload = toBase64Url(
-    encoder.encode(JSON.stringify({ runId: claims.runId, exp: claims.exp })),
+    encoder.encode(
+      JSON.stringify({ runId: claims.runId, startedAt: claims.startedAt, exp: claims.exp }),
+    ),
   );
   const signed = `${RUN_TOKEN_PREFIX}.${payload}`;
   return `${signed}.${await signer.mac(signed)}`;
 }
 
 /**
- * Checks a run token: its form, its MAC (before its payload is read) and its expiry.
+ * Checks a run token: its form, its MAC (before its payload is read), its claims and its expiry.
+ * Whether the run it names is still the instance it was issued for is the caller's to check
+ * (it needs the run; see {@linkcode RunTokenClaims}), after this, so that a forged token costs
+ * no store read.
  *
  * @param signer The app's signer.
  * @param token A bearer token.
@@ -99,9 +120,13 @@ export async function verifyRunToken(
     return null;
   }
   if (typeof claims !== "object" || claims === null) return null;
-  const { runId, exp } = claims as Record<string, unknown>;
-  if (!isSafeRunId(runId) || !Number.isSafeInteger(exp)) return null;
-  return now < (exp as number) ? { runId, exp: exp as number } : null;
+  const { runId, startedAt, exp } = claims as Record<string, unknown>;
+  if (!isSafeRunId(runId) || !Number.isSafeInteger(startedAt) || !Number.isSafeInteger(exp)) {
+    return null;
+  }
+  return now < (exp as number)
+    ? { runId, startedAt: startedAt as number, exp: exp as number }
+    : null;
 }
 
 /** Whether a bearer token has the form of a run token (it may still be forged or expired). */

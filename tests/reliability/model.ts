@@ -98,7 +98,8 @@ interface ModelRun {
   progress: string[][];
   /**
    * Keys begun in this run (the "ever" of "one record per key, ever"), each with the request it
-   * was begun with: the same request again is a duplicate, another a conflict.
+   * was begun with (its tool and input): the same request again is a duplicate, another (another
+   * input, or another tool) a conflict.
    */
   begun: Map<string, unknown>;
 }
@@ -229,6 +230,11 @@ function inputCode(kind: InputKind, tool: string): ErrorCode | null {
     default:
       return null;
   }
+}
+
+/** What tells a repeat from another request under a used key: the tool and the stored input. */
+function begunAs(input: unknown, tool: string): unknown {
+  return { tool, request: storedRequest(input, tool) };
 }
 
 /** The request as the record must store it. */
@@ -387,7 +393,7 @@ export async function runProgram(
           else if (run.ended) expected = "RUN_INACTIVE";
           else if (modelNow >= run.deadline) expected = "DEADLINE_EXCEEDED";
           else if (run.begun.has(goodId)) {
-            expected = isDeepStrictEqual(run.begun.get(goodId), storedRequest(input, command.tool))
+            expected = isDeepStrictEqual(run.begun.get(goodId), begunAs(input, command.tool))
               ? "DUPLICATE_TOOL_CALL"
               : "TOOL_CALL_CONFLICT";
           } else if (liveRecord(k) !== undefined) {
@@ -421,7 +427,7 @@ export async function runProgram(
         const run = liveRun(ctx.runId)!;
         run.used++;
         run.usedPerTool[command.tool] = (run.usedPerTool[command.tool] ?? 0) + 1;
-        run.begun.set(goodId, storedRequest(input, command.tool));
+        run.begun.set(goodId, begunAs(input, command.tool));
         const createdAt = modelNow;
         executions.set(k, (executions.get(k) ?? 0) + 1);
         if (behaviour.kind === "CLOCK" && sys.advance !== null) modelNow += command.ms;
@@ -524,7 +530,7 @@ export async function runProgram(
           } else if (!fresh.includes(id)) {
             const same = isDeepStrictEqual(
               run!.begun.get(id),
-              storedRequest(burstInput, command.tool),
+              begunAs(burstInput, command.tool),
             );
             expectCode(
               f,
@@ -554,7 +560,7 @@ export async function runProgram(
           const evidence = command.tool === "t_found" ? "EVIDENCE_FOUND" : "NO_EVIDENCE";
           run!.used++;
           run!.usedPerTool[command.tool] = (run!.usedPerTool[command.tool] ?? 0) + 1;
-          run!.begun.set(id, storedRequest(burstInput, command.tool));
+          run!.begun.set(id, begunAs(burstInput, command.tool));
           executions.set(k, (executions.get(k) ?? 0) + 1);
           projections.set(k, (projections.get(k) ?? 0) + 1);
           records.set(k, {

@@ -23,8 +23,9 @@ import { replayResult } from "./replay.ts";
  */
 export async function begin(call: Call): Promise<BoundaryResult | null> {
   const { setup, run, tool, toolCallId } = call;
-  // The store tells a repeat from another request under the same key by this digest alone.
-  const digest = await requestDigest(call.input);
+  // The store tells a repeat from another request under the same key by this digest alone: it
+  // covers the tool as well as the input, so another tool is another request.
+  const digest = await requestDigest(tool.name, call.input);
   if (setup.ended.has(run)) return call.refuse("RUN_INACTIVE");
   const now = setup.clock();
   if (now >= run.deadline) return call.refuse("DEADLINE_EXCEEDED");
@@ -51,10 +52,6 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
     // `record` is absent when the store cannot tell the request the key was begun with.
     if (begun.code !== "DUPLICATE_TOOL_CALL" || !replay || begun.record === undefined) {
       return call.refuse(begun.code);
-    }
-    // The digest covers the request only: a record of another tool is another call.
-    if (begun.record !== null && begun.record.toolName !== tool.name) {
-      return call.refuse("TOOL_CALL_CONFLICT");
     }
     const replayed = replayResult(toolCallId, begun.record);
     if (replayed.status === "ERROR" && replayed.replayed !== true) {

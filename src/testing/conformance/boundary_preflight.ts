@@ -47,7 +47,8 @@ export function boundaryPreflightCases(suite: Suite<BoundaryContext>): void {
       const { names } = ctx.kit;
       const run = await ctx.run({ calls: 50, perTool: { [names.noEvidence]: 1 } });
       assert.equal((await ctx.call(run, "call_dup", names.noEvidence)).status, "READY");
-      assertError(await ctx.call(run, "call_dup", names.success), "DUPLICATE_TOOL_CALL");
+      assertError(await ctx.call(run, "call_dup", names.noEvidence), "DUPLICATE_TOOL_CALL");
+      assertError(await ctx.call(run, "call_dup", names.success), "TOOL_CALL_CONFLICT");
       assertError(await ctx.call(run, "call_budget", names.noEvidence), "TOOL_BUDGET_EXHAUSTED");
       await assertAbsent(ctx, run.runId, "call_budget");
       assert.equal(executed(ctx, names.success), 0);

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { ToolBoundary } from "../../core/boundary.ts";
 import type { StoredRecord } from "../../core/store.ts";
 import { CANARY_SECRET } from "../fakes.ts";
-import type { BoundaryContext, Suite } from "./context.ts";
+import { type BoundaryContext, type Suite, uniqueId } from "./context.ts";
 import { assertError, assertSafe, endRunIndex, executed } from "./helpers.ts";
 
 /** Registers the record cases that go through a `ToolBoundary`. */
@@ -175,6 +175,44 @@ export function boundaryRecordCases(suite: Suite<BoundaryContext>): void {
       );
       const used = await ctx.store.getRun(run.runId);
       assert.equal(used?.used.calls, 1, "a refused duplicate uses no budget");
+    },
+  );
+
+  suite.test(
+    "a used key with another tool and the same input is TOOL_CALL_CONFLICT in refuse and replay mode and in recall, also once the record expired: the tool does not run, the first record stays",
+    async (ctx) => {
+      const { names } = ctx.kit;
+      for (const onDuplicate of ["refuse", "replay"] as const) {
+        const boundary = new ToolBoundary({
+          store: ctx.store,
+          tools: ctx.kit.tools,
+          clock: ctx.clock,
+          recordTtlMs: ctx.ttlMs,
+          onDuplicate,
+        });
+        const run = await boundary.startRun({ runId: uniqueId("run") });
+        const call = {
+          toolCallId: "call_k",
+          runId: run.runId,
+          toolName: names.success,
+          input: { query: "disk" },
+        };
+        assert.equal((await boundary.invoke(run, call)).status, "READY");
+        const record = await ctx.store.get(run.runId, "call_k");
+        const otherTool = { ...call, toolName: names.noEvidence };
+        assertError(await boundary.invoke(run, otherTool), "TOOL_CALL_CONFLICT", "call_k");
+        assertError(await boundary.recall(run, otherTool), "TOOL_CALL_CONFLICT", "call_k");
+        assert.deepEqual(await ctx.store.get(run.runId, "call_k"), record, onDuplicate);
+        await ctx.advance(Math.ceil(ctx.ttlMs * 1.3));
+        assert.equal(await ctx.store.get(run.runId, "call_k"), null, "the record expired");
+        // The key stays begun with its request's digest, which names its tool.
+        assertError(await boundary.invoke(run, otherTool), "TOOL_CALL_CONFLICT", "call_k");
+        assertError(await boundary.recall(run, otherTool), "TOOL_CALL_CONFLICT", "call_k");
+        assertError(await boundary.recall(run, call), "RECORD_EXPIRED", "call_k");
+        assert.equal((await ctx.store.getRun(run.runId))?.used.calls, 1, onDuplicate);
+      }
+      assert.equal(executed(ctx, names.success), 2, "the first tool ran once per run");
+      assert.equal(executed(ctx, names.noEvidence), 0, "the other tool never ran");
     },
   );
 

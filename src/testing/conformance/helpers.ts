@@ -56,8 +56,11 @@ export async function storeRun(
   return runId;
 }
 
-/** The `requestDigest` of `{"query":"disk"}`, the request of {@linkcode beginRequest}. */
-export const DISK_DIGEST = "Sw7iUIqNkCtuYkBFkLI-6KDkAgfC0u4VovCqblS6EKs";
+/**
+ * The `requestDigest` of `fake_success` with `{"query":"disk"}`, the request of
+ * {@linkcode beginRequest}.
+ */
+export const DISK_DIGEST = "LUR5fCJZ0OPLNvrVGSJP44YP3vPatmC45YTK-ArTHB8";
 
 /** A `requestDigest` of some other request. */
 export const OTHER_DIGEST = "other-request-digest";

@@ -52,7 +52,8 @@ export function storeCallCases(suite: Suite<StoreContext>): void {
       await beginAndComplete(ctx, runId, "call_key", READY);
       const first = await store.get(runId, "call_key");
       const usedBefore = (await store.getRun(runId))?.used;
-      // Both budgets are spent: the key's refusal still comes first.
+      // Both budgets are spent: the key's refusal still comes first. The digest alone decides
+      // (the boundary's digest covers the tool): a store never compares the tool name.
       const same = beginRequest(runId, "call_key", clock, { toolName: "fake_no_evidence" });
       assert.deepEqual(await store.begin(same), { ok: false, code: "DUPLICATE_TOOL_CALL" });
       const other = beginRequest(runId, "call_key", clock, {
