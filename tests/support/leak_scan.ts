@@ -21,7 +21,7 @@
 import { ToolBoundary } from "../../src/core/boundary.ts";
 import { CANARY_SECRET } from "../../src/testing/fakes.ts";
 
-/** Planted by tests/upstash_store_test.ts in raw data and request payloads. */
+/** Planted by tests/stores/upstash_store_test.ts in raw data and request payloads. */
 const STORE_CANARY = "canary-7c1f-secret";
 const CANARIES = [CANARY_SECRET, STORE_CANARY];
 const APP_PATH = /^\/(v1\/|healthz|openapi\.json)/;

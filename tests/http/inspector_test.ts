@@ -1,0 +1,187 @@
+/**
+ * The run inspector as the app serves it: off by default, its page and assets with a strict
+ * Content-Security-Policy, nothing in them that loads from elsewhere or writes HTML, and the dev
+ * server turning it on. The page in a browser: tests/browser/inspector_test.ts.
+ */
+import assert from "node:assert/strict";
+import { ToolBoundary } from "../../src/mod.ts";
+import { createApp } from "../../src/http/mod.ts";
+import { INSPECTOR_CSP } from "../../src/http/inspector.ts";
+import { buildEdgeApp } from "../../edge/app.ts";
+import { ROOT, start } from "../runtime/process.ts";
+
+const AGENT = "agent-token-0123456789abcdef";
+const HARNESS = "harness-token-0123456789abcdef";
+const ASSETS = {
+  "/inspect": "text/html; charset=utf-8",
+  "/inspect/app.js": "text/javascript; charset=utf-8",
+  "/inspect/app.css": "text/css; charset=utf-8",
+  "/inspect/icon.svg": "image/svg+xml",
+} as const;
+
+const app = (inspector?: boolean) =>
+  createApp({
+    boundary: new ToolBoundary({ tools: [] }),
+    agentToken: AGENT,
+    harnessToken: HARNESS,
+    ...(inspector === undefined ? {} : { inspector }),
+  });
+
+async function bodies(): Promise<Record<keyof typeof ASSETS, string>> {
+  const served = app(true);
+  const out: Record<string, string> = {};
+  for (const path of Object.keys(ASSETS)) {
+    out[path] = await (await served.request(path)).text();
+  }
+  return out as Record<keyof typeof ASSETS, string>;
+}
+
+Deno.test("createApp serves no inspector unless asked: /inspect is a JSON 404 by default and with inspector: false", async () => {
+  for (const served of [app(), app(false)]) {
+    for (const path of Object.keys(ASSETS)) {
+      const res = await served.request(path);
+      assert.equal(res.status, 404, path);
+      assert.equal((await res.json()).code, "NOT_FOUND");
+    }
+  }
+});
+
+Deno.test("with inspector: true the page and its assets are served with a strict CSP, nosniff, no referrer, no framing, no caching", async () => {
+  assert.equal(
+    INSPECTOR_CSP,
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+      "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  );
+  const served = app(true);
+  for (const [path, type] of Object.entries(ASSETS)) {
+    const res = await served.request(path);
+    assert.equal(res.status, 200, path);
+    assert.equal(res.headers.get("content-type"), type, path);
+    assert.equal(res.headers.get("content-security-policy"), INSPECTOR_CSP, path);
+    assert.equal(res.headers.get("x-content-type-options"), "nosniff", path);
+    assert.equal(res.headers.get("referrer-policy"), "no-referrer", path);
+    assert.equal(res.headers.get("x-frame-options"), "DENY", path);
+    assert.equal(res.headers.get("cache-control"), "no-store", path);
+    assert.ok((await res.text()).length > 0, path);
+  }
+  // No token needed for the page: it holds no data.
+  const post = await served.request("/inspect", { method: "POST" });
+  assert.equal(post.status, 405);
+  assert.equal((await post.json()).code, "METHOD_NOT_ALLOWED");
+  // Only its own paths: the slash form and anything below are plain 404s.
+  for (const path of ["/inspect/", "/inspect/other.js", "/inspect.html"]) {
+    assert.equal((await served.request(path)).status, 404, path);
+  }
+});
+
+Deno.test("the inspector's page has no inline script or style, no event-handler attributes and loads nothing from elsewhere", async () => {
+  const served = await bodies();
+  const html = served["/inspect"];
+  const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+  assert.deepEqual(scripts.map((match) => [match[1]!.trim(), match[2]]), [
+    ['src="inspect/app.js" defer', ""],
+  ]);
+  assert.doesNotMatch(html, /\sstyle\s*=/i);
+  assert.doesNotMatch(html, /\son[a-z]+\s*=/i);
+  assert.match(html, /<meta name="referrer" content="no-referrer">/);
+  // Relative URLs only (so the page works under a mount prefix), and no other origin.
+  for (const [path, text] of Object.entries(served)) {
+    const urls = [...text.matchAll(/(?:https?:)?\/\/[^\s"')]+/g)].map((match) => match[0]);
+    assert.deepEqual(
+      urls.filter((url) => url !== "http://www.w3.org/2000/svg"),
+      [],
+      path,
+    );
+    assert.doesNotMatch(text, /@import|url\(/, path);
+  }
+  assert.deepEqual([...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((match) => match[1]), [
+    "inspect/icon.svg",
+    "inspect/app.css",
+    "inspect/app.js",
+  ]);
+});
+
+Deno.test("the inspector's script writes text only: no innerHTML, document.write, eval or string timers, no storage or cookies", async () => {
+  const script = (await bodies())["/inspect/app.js"];
+  for (
+    const banned of [
+      /innerHTML/,
+      /outerHTML/,
+      /insertAdjacentHTML/,
+      /document\.write/,
+      /\beval\(/,
+      /new Function/,
+      /setTimeout\(\s*["'`]/,
+      /localStorage/,
+      /sessionStorage/,
+      /indexedDB/,
+      /document\.cookie/,
+      /location\.(hash|search|href)\s*=/,
+      /history\.(push|replace)State/,
+    ]
+  ) {
+    assert.doesNotMatch(script, banned);
+  }
+  assert.match(script, /textContent/);
+  // The token travels in the bearer header only, with no cookies.
+  assert.match(script, /authorization: "Bearer " \+ token/);
+  assert.match(script, /credentials: "omit"/);
+  // The script is valid JavaScript: parsing it (not running it) must not throw.
+  assert.doesNotThrow(() => new Function(script));
+});
+
+Deno.test("edge deployments serve the inspector only with INSPECTOR=on", async () => {
+  const cases: [string | undefined, number][] = [
+    [undefined, 404],
+    ["", 404],
+    ["off", 404],
+    ["1", 404],
+    ["on", 200],
+    [" ON ", 200],
+  ];
+  for (const [setting, status] of cases) {
+    const { app: served } = buildEdgeApp(
+      { AGENT_TOKEN: AGENT, HARNESS_TOKEN: HARNESS, INSPECTOR: setting },
+      () => {
+        throw new Error("no Upstash here");
+      },
+    );
+    assert.equal((await served.request("/inspect")).status, status, String(setting));
+  }
+});
+
+Deno.test("the dev server turns the inspector on and prints its address; INSPECTOR=off turns it off", async () => {
+  for (const setting of [undefined, "off"]) {
+    const child = start(
+      Deno.execPath(),
+      ["run", "--allow-net", "--allow-env", "--allow-read", "edge/dev.ts"],
+      {
+        cwd: ROOT,
+        env: {
+          PORT: "0",
+          AGENT_TOKEN: AGENT,
+          HARNESS_TOKEN: HARNESS,
+          UPSTASH_REDIS_REST_URL: "",
+          UPSTASH_REDIS_REST_TOKEN: "",
+          ...(setting === undefined ? {} : { INSPECTOR: setting }),
+        },
+      },
+    );
+    try {
+      const [, base] = await child.waitFor(/dev server on (http:\/\/127\.0\.0\.1:\d+)/);
+      const [, line] = await child.waitFor(/run inspector: ([^\n]+)\n/);
+      const res = await fetch(`${base}/inspect`);
+      await res.body?.cancel();
+      if (setting === undefined) {
+        assert.equal(line, `${base}/inspect (paste the harness token there)`);
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get("content-security-policy"), INSPECTOR_CSP);
+      } else {
+        assert.equal(line, "off");
+        assert.equal(res.status, 404);
+      }
+    } finally {
+      await child.stop();
+    }
+  }
+});

@@ -1,0 +1,187 @@
+/**
+ * MemoryStore's own options beyond the shared conformance suite: its clock, `maxRecords`, the
+ * sweep of expired records, and copies in and out.
+ */
+import assert from "node:assert/strict";
+import type { BeginRequest } from "../../src/core/store.ts";
+import { type BoundaryEvent, ToolBoundary } from "../../src/mod.ts";
+import { MemoryStore } from "../../src/stores/memory.ts";
+
+function fakeClock(start = Date.UTC(2026, 0, 1)) {
+  let now = start;
+  return { clock: () => now, advance: (ms: number) => void (now += ms) };
+}
+
+async function startRun(store: MemoryStore, runId: string, now: number, calls = 100) {
+  const started = await store.startRun({
+    runId,
+    deadline: now + 600_000,
+    budget: { calls, perTool: {} },
+    ttlMs: 1_200_000,
+    attemptId: `start-${runId}`,
+    now,
+  });
+  assert.equal(started.ok, true);
+}
+
+function begin(runId: string, toolCallId: string, now: number, ttlMs = 60_000): BeginRequest {
+  return {
+    runId,
+    toolCallId,
+    toolName: "t",
+    requestJson: "{}",
+    requestDigest: "test-digest",
+    attemptId: `attempt-${toolCallId}`,
+    ttlMs,
+    now,
+  };
+}
+
+Deno.test("new MemoryStore() refuses a maxRecords that is not a positive integer", () => {
+  for (const maxRecords of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+    assert.throws(() => new MemoryStore({ maxRecords }), RangeError, String(maxRecords));
+  }
+  assert.equal(new MemoryStore({ maxRecords: 1 }).size, 0);
+});
+
+Deno.test("begin() on a full MemoryStore throws, writes nothing and counts nothing", async () => {
+  const { clock } = fakeClock();
+  const store = new MemoryStore({ clock, maxRecords: 2 });
+  await startRun(store, "run-1", clock());
+  for (const id of ["call_1", "call_2"]) {
+    assert.equal((await store.begin(begin("run-1", id, clock()))).ok, true);
+  }
+  await assert.rejects(store.begin(begin("run-1", "call_3", clock())), Error);
+  assert.equal(await store.get("run-1", "call_3"), null);
+  assert.equal((await store.getRun("run-1"))?.used.calls, 2);
+  assert.equal(store.size, 2);
+  // The refused key was never begun, so it may begin once there is room.
+  const roomy = new MemoryStore({ clock, maxRecords: 3 });
+  await startRun(roomy, "run-1", clock());
+  assert.equal((await roomy.begin(begin("run-1", "call_3", clock()))).ok, true);
+});
+
+Deno.test("a full MemoryStore sweeps expired records to make room before it refuses", async () => {
+  const { clock, advance } = fakeClock();
+  const store = new MemoryStore({ clock, maxRecords: 2 });
+  await startRun(store, "run-1", clock());
+  assert.equal((await store.begin(begin("run-1", "call_short", clock(), 1_000))).ok, true);
+  assert.equal((await store.begin(begin("run-1", "call_long", clock(), 60_000))).ok, true);
+  advance(1_000);
+  assert.equal((await store.begin(begin("run-1", "call_new", clock()))).ok, true);
+  assert.equal(store.size, 2);
+  assert.equal(await store.get("run-1", "call_short"), null);
+  assert.notEqual(await store.get("run-1", "call_long"), null);
+  await assert.rejects(store.begin(begin("run-1", "call_more", clock())), Error);
+});
+
+Deno.test("a full MemoryStore reaches the agent as STORE_UNAVAILABLE; the error only reaches observe", async () => {
+  const events: BoundaryEvent[] = [];
+  let ran = 0;
+  const boundary = new ToolBoundary({
+    store: new MemoryStore({ maxRecords: 1 }),
+    observe: (event) => events.push(event),
+    tools: [{
+      name: "t",
+      readOnly: true,
+      execute: () => ++ran,
+      project: () => ({ evidence: "NO_EVIDENCE", scope: "t", content: null }),
+    }],
+  });
+  const run = await boundary.startRun({ ttlMs: 60_000 });
+  const call = (toolCallId: string) =>
+    boundary.invoke(run, { toolCallId, runId: run.runId, toolName: "t", input: {} });
+  assert.equal((await call("call_1")).status, "READY");
+  const full = await call("call_2");
+  assert.deepEqual([full.status, full.status === "ERROR" && full.code], [
+    "ERROR",
+    "STORE_UNAVAILABLE",
+  ]);
+  assert.doesNotMatch(JSON.stringify(full), /MemoryStore|maxRecords|full/);
+  assert.equal(ran, 1, "the tool never runs when the store cannot begin");
+  const failed = events.find((e) => "toolCallId" in e && e.toolCallId === "call_2");
+  assert.ok(failed && "error" in failed && failed.error instanceof Error);
+});
+
+Deno.test("size counts live records only: expired ones are swept when it is read", async () => {
+  const { clock, advance } = fakeClock();
+  const store = new MemoryStore({ clock });
+  await startRun(store, "run-1", clock());
+  await startRun(store, "run-2", clock());
+  await store.begin(begin("run-1", "call_a", clock(), 1_000));
+  await store.begin(begin("run-2", "call_b", clock(), 2_000));
+  await store.begin(begin("run-2", "call_c", clock(), 3_000));
+  assert.equal(store.size, 3);
+  advance(1_000);
+  assert.equal(store.size, 2, "expires at exactly expiresAt");
+  advance(1_500);
+  assert.equal(store.size, 1);
+  advance(500);
+  assert.equal(store.size, 0);
+});
+
+Deno.test("expired records free their room: 3,000 short-lived begins fit in maxRecords 1,500", async () => {
+  const { clock, advance } = fakeClock();
+  // Room for 1,500 live records: 3,000 begins fit only if the expired ones are dropped.
+  const store = new MemoryStore({ clock, maxRecords: 1_500 });
+  await startRun(store, "run-1", clock(), 10_000);
+  for (let i = 0; i < 3_000; i++) {
+    const begun = await store.begin(begin("run-1", `call_${i}`, clock(), 10));
+    assert.equal(begun.ok, true, `call_${i}`);
+    advance(1);
+  }
+  assert.ok(store.size <= 10, `live records: ${store.size}`);
+});
+
+Deno.test("expiry follows the store's clock; record timestamps follow the caller's now", async () => {
+  const { clock, advance } = fakeClock(50_000);
+  const store = new MemoryStore({ clock });
+  await startRun(store, "run-1", 0);
+  const begun = await store.begin(begin("run-1", "call_1", 0, 1_000));
+  assert.ok(begun.ok);
+  assert.deepEqual([begun.record.createdAt, begun.record.updatedAt], [0, 0]);
+  assert.equal(begun.record.expiresAt, 51_000);
+  advance(999);
+  assert.notEqual(await store.get("run-1", "call_1"), null);
+  advance(1);
+  assert.equal(await store.get("run-1", "call_1"), null);
+});
+
+Deno.test("a MemoryStore run expires with its TTL: getRun is null and begin RUN_NOT_FOUND", async () => {
+  const { clock, advance } = fakeClock();
+  const store = new MemoryStore({ clock });
+  const started = await store.startRun({
+    runId: "run-short",
+    deadline: clock() + 60_000,
+    budget: { calls: 5, perTool: {} },
+    ttlMs: 5_000,
+    attemptId: "start",
+    now: clock(),
+  });
+  assert.ok(started.ok);
+  advance(5_000);
+  assert.equal(await store.getRun("run-short"), null);
+  assert.deepEqual(await store.begin(begin("run-short", "call_1", clock())), {
+    ok: false,
+    code: "RUN_NOT_FOUND",
+  });
+});
+
+Deno.test("MemoryStore hands out copies: changing a returned record or run changes nothing stored", async () => {
+  const { clock } = fakeClock();
+  const store = new MemoryStore({ clock });
+  await startRun(store, "run-1", clock());
+  const begun = await store.begin(begin("run-1", "call_1", clock()));
+  assert.ok(begun.ok);
+  begun.record.status = "READY";
+  begun.record.requestJson = '{"changed":true}';
+  const stored = await store.get("run-1", "call_1");
+  assert.deepEqual([stored?.status, stored?.requestJson], ["PROJECTING", "{}"]);
+  stored!.toolName = "other";
+  assert.equal((await store.get("run-1", "call_1"))?.toolName, "t");
+  const run = await store.getRun("run-1");
+  run!.used.calls = 99;
+  run!.budget.perTool.t = 0;
+  assert.deepEqual((await store.getRun("run-1"))?.used, { calls: 1, perTool: { t: 1 } });
+  assert.deepEqual((await store.getRun("run-1"))?.budget.perTool, {});
+});

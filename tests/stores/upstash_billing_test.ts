@@ -1,0 +1,195 @@
+/**
+ * What each UpstashStore operation costs on Upstash's bill: Upstash bills every command a
+ * request runs, the `EVALSHA` and every `redis.call` inside the script alike. redis-server's
+ * MONITOR shows exactly those (the `EVALSHA` from the endpoint's connection, then each command
+ * of the script as a `lua` line), so the count of lines an operation leaves is its bill.
+ *
+ * Prints `BILLED {...}`: the count per operation, as docs/upstash.md and BENCHMARKS.md list them.
+ */
+import assert from "node:assert/strict";
+import type { CompleteOutcome } from "../../src/core/store.ts";
+import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { startUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
+
+const READY: CompleteOutcome = {
+  status: "READY",
+  evidence: "EVIDENCE_FOUND",
+  rawJson: '{"hits":["a"]}',
+  agentResultJson: '{"evidence":"EVIDENCE_FOUND","scope":"index","content":["a"]}',
+};
+
+/** The digest the boundary sends for `{"query":"disk"}`. */
+const DIGEST = "Sw7iUIqNkCtuYkBFkLI-6KDkAgfC0u4VovCqblS6EKs";
+
+/** One operation's bill: MONITOR lines (commands run) and REST requests. */
+interface Bill {
+  commands: string[];
+  requests: number;
+}
+
+/** Runs `op` and returns what redis-server ran for it and how many requests reached Redis. */
+async function bill(fixture: UpstashFixture, op: () => Promise<unknown>): Promise<Bill> {
+  const stop = await fixture.monitor();
+  fixture.endpoint.reset();
+  await op();
+  const lines = await stop();
+  const commands = lines.map((line) => {
+    const name = /\] "([^"]+)"/.exec(line)?.[1] ?? "?";
+    return line.includes(" lua] ") ? name.toUpperCase() : `>${name.toUpperCase()}`;
+  });
+  return { commands, requests: fixture.endpoint.requests };
+}
+
+function beginRequest(runId: string, toolCallId: string) {
+  return {
+    runId,
+    toolCallId,
+    toolName: "search",
+    requestJson: '{"query":"disk"}',
+    requestDigest: DIGEST,
+    attemptId: crypto.randomUUID(),
+    ttlMs: 600_000,
+    now: Date.now(),
+  };
+}
+
+function startRequest(runId: string, perTool: Record<string, number> = {}) {
+  const now = Date.now();
+  return {
+    runId,
+    deadline: now + 600_000,
+    budget: { calls: 50, perTool },
+    ttlMs: 600_000,
+    attemptId: crypto.randomUUID(),
+    now,
+  };
+}
+
+/**
+ * Every operation once in a fresh run, after each script's first use (a fresh Redis answers the
+ * first EVALSHA of a script with NOSCRIPT, and the client sends EVAL once).
+ */
+async function measureAll(fixture: UpstashFixture, store: UpstashStore) {
+  // Warm every script: one whole run.
+  const warm = "run-warm";
+  assert.equal((await store.startRun(startRequest(warm))).ok, true);
+  const w = beginRequest(warm, "call_w");
+  assert.equal((await store.begin(w)).ok, true);
+  const done = { runId: warm, toolCallId: "call_w", attemptId: w.attemptId, outcome: READY };
+  assert.equal((await store.complete({ ...done, now: Date.now() })).ok, true);
+  await store.get(warm, "call_w");
+  await store.getRun(warm);
+  await store.endRun({ runId: warm, now: Date.now() });
+  const identities = [{ runId: warm, toolCallId: "call_w" }];
+  await store.readFacts({ runId: warm, identities, maxFacts: 10, maxBytes: 10_000 });
+  const calls = store as unknown as Partial<Record<"lookupCall" | "listCalls", unknown>>;
+  const hasCalls = typeof calls.lookupCall === "function";
+  if (hasCalls) {
+    await store.lookupCall(warm, "call_w");
+    await store.listCalls(warm);
+  }
+
+  const bills: Record<string, Bill> = {};
+  const runId = "run-billed";
+  bills.startRun = await bill(fixture, () => store.startRun(startRequest(runId)));
+  bills["startRun, 3 tool budgets"] = await bill(
+    fixture,
+    () => store.startRun(startRequest("run-tools", { a: 1, b: 2, c: 3 })),
+  );
+  const first = beginRequest(runId, "call_1");
+  bills["begin, first of a run"] = await bill(fixture, () => store.begin(first));
+  const complete = (request: ReturnType<typeof beginRequest>) => () =>
+    store.complete({
+      runId,
+      toolCallId: request.toolCallId,
+      attemptId: request.attemptId,
+      outcome: READY,
+      now: Date.now(),
+    });
+  bills["complete, first of a run"] = await bill(fixture, complete(first));
+  const second = beginRequest(runId, "call_2");
+  bills["begin, steady"] = await bill(fixture, () => store.begin(second));
+  bills["complete, steady"] = await bill(fixture, complete(second));
+  bills["begin, resent (same attempt)"] = await bill(fixture, () => store.begin(second));
+  bills["complete, resent (same attempt)"] = await bill(fixture, complete(second));
+  bills["begin, duplicate"] = await bill(
+    fixture,
+    () => store.begin(beginRequest(runId, "call_2")),
+  );
+  bills.get = await bill(fixture, () => store.get(runId, "call_1"));
+  bills.getRun = await bill(fixture, () => store.getRun(runId));
+  if (hasCalls) {
+    bills.lookupCall = await bill(fixture, () => store.lookupCall(runId, "call_1"));
+    bills["lookupCall, never begun"] = await bill(
+      fixture,
+      () => store.lookupCall(runId, "call_none"),
+    );
+    bills["listCalls, 2 calls"] = await bill(fixture, () => store.listCalls(runId));
+  }
+  bills["endRun, first"] = await bill(fixture, () => store.endRun({ runId, now: Date.now() }));
+  bills["endRun, again"] = await bill(fixture, () => store.endRun({ runId, now: Date.now() }));
+  bills["readFacts, 2 calls"] = await bill(fixture, () =>
+    store.readFacts({
+      runId,
+      identities: [{ runId, toolCallId: "call_1" }, { runId, toolCallId: "call_2" }],
+      maxFacts: 10,
+      maxBytes: 10_000,
+    }));
+  return bills;
+}
+
+Deno.test("UpstashStore: billed commands per operation, one request each; an invoke costs at most 9, the first of a run at most 11", async () => {
+  const fixture = await startUpstashFixture();
+  try {
+    const store = new UpstashStore({ redis: fixture.createRedis({ enableAutoPipelining: false }) });
+    const bills = await measureAll(fixture, store);
+    const billed: Record<string, number> = {};
+    for (const [name, { commands, requests }] of Object.entries(bills)) {
+      billed[name] = commands.length;
+      // One request per operation (listCalls: the run, then its records), and no EVAL.
+      assert.equal(requests, name.startsWith("listCalls") ? 2 : 1, `${name}: requests`);
+      assert.equal(
+        commands.filter((c) => c.startsWith(">")).length,
+        requests,
+        `${name}: ${commands.join(" ")}`,
+      );
+      assert.ok(commands.every((c) => c !== ">EVAL"), `${name}: ${commands.join(" ")}`);
+    }
+    const invoke = {
+      "invoke, first of a run": billed["begin, first of a run"]! +
+        billed["complete, first of a run"]!,
+      "invoke, steady": billed["begin, steady"]! + billed["complete, steady"]!,
+    };
+    console.log(`BILLED ${JSON.stringify({ ...billed, ...invoke })}`);
+    assert.ok(invoke["invoke, steady"] <= 9, `steady invoke: ${invoke["invoke, steady"]}`);
+    assert.ok(invoke["invoke, first of a run"] <= 11, `first: ${invoke["invoke, first of a run"]}`);
+    // What each script runs, command by command (">" marks the request itself).
+    const ran = Object.fromEntries(
+      Object.entries(bills).map(([name, { commands }]) => [name, commands.join(" ")]),
+    );
+    assert.deepEqual(ran, EXPECTED);
+  } finally {
+    await fixture.stop();
+  }
+});
+
+/** The designed cost of every operation (docs/upstash.md, "Billed commands per operation"). */
+const EXPECTED: Record<string, string> = {
+  startRun: ">EVALSHA HGET RPUSH PEXPIRE PEXPIRETIME HSET PEXPIREAT",
+  "startRun, 3 tool budgets": ">EVALSHA HGET RPUSH PEXPIRE PEXPIRETIME HSET PEXPIREAT",
+  "begin, first of a run": ">EVALSHA HMGET HSET PEXPIRE HSET",
+  "complete, first of a run": ">EVALSHA HMGET RPUSHX HSET",
+  "begin, steady": ">EVALSHA HMGET HSET PEXPIRE HSET",
+  "complete, steady": ">EVALSHA HMGET RPUSHX HSET",
+  "begin, resent (same attempt)": ">EVALSHA HMGET HMGET",
+  "complete, resent (same attempt)": ">EVALSHA HMGET",
+  "begin, duplicate": ">EVALSHA HMGET",
+  get: ">EVALSHA HMGET",
+  getRun: ">EVALSHA HGETALL",
+  lookupCall: ">EVALSHA HMGET HMGET",
+  "lookupCall, never begun": ">EVALSHA HMGET",
+  "listCalls, 2 calls": ">EVALSHA HGETALL >EVALSHA HMGET HMGET",
+  "endRun, first": ">EVALSHA HGETALL LLEN HSET LRANGE",
+  "endRun, again": ">EVALSHA HGETALL LRANGE",
+  "readFacts, 2 calls": ">EVALSHA HMGET HMGET",
+};

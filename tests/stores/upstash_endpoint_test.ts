@@ -1,0 +1,210 @@
+/**
+ * The Upstash-compatible test endpoint speaks the protocol the client expects: auth, one
+ * command, pipeline, multi-exec, base64 at every depth, error statuses, fault injection.
+ */
+import assert from "node:assert/strict";
+import { startUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
+
+async function post(
+  fixture: UpstashFixture,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(`${fixture.endpoint.url}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${fixture.endpoint.token}`, ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+Deno.test("Upstash endpoint: REST protocol, base64 at every depth, errors and faults", async () => {
+  const fixture = await startUpstashFixture();
+  try {
+    const b64 = { "Upstash-Encoding": "base64" };
+    const enc = (text: string) => btoa(text);
+
+    const unauthorized = await fetch(fixture.endpoint.url, {
+      method: "POST",
+      headers: { authorization: "Bearer wrong" },
+      body: '["PING"]',
+    });
+    assert.equal(unauthorized.status, 401);
+    assert.ok("error" in await unauthorized.json());
+
+    assert.deepEqual(await post(fixture, "/", ["SET", "k", "日本", "PX", 60000]), {
+      status: 200,
+      body: { result: "OK" },
+    });
+    assert.deepEqual(await post(fixture, "/", ["GET", "k"]), {
+      status: 200,
+      body: { result: "日本" },
+    });
+    assert.deepEqual(await post(fixture, "/", ["RPUSH", "l", "a", 1, true]), {
+      status: 200,
+      body: { result: 3 },
+    });
+    assert.deepEqual(await post(fixture, "/", ["EVAL", "return {'x', {'y', 7}, false}", 0], b64), {
+      status: 200,
+      body: { result: [enc("x"), [enc("y"), 7], null] },
+    });
+    const wrong = await post(fixture, "/", ["LPOP", "k"]);
+    assert.equal(wrong.status, 400);
+    assert.match((wrong.body as { error: string }).error, /^WRONGTYPE/);
+
+    assert.deepEqual(
+      await post(fixture, "/pipeline", [["INCR", "n"], ["LPOP", "k"], ["GET", "k"]], b64),
+      {
+        status: 200,
+        body: [
+          { result: 1 },
+          { error: "WRONGTYPE Operation against a key holding the wrong kind of value" },
+          { result: enc(String.fromCharCode(...new TextEncoder().encode("日本"))) },
+        ],
+      },
+    );
+    assert.deepEqual(await post(fixture, "/multi-exec", [["INCR", "n"], ["INCR", "n"]]), {
+      status: 200,
+      body: [{ result: 2 }, { result: 3 }],
+    });
+    const aborted = await post(fixture, "/multi-exec", [["INCR", "n"], ["NOSUCHCOMMAND"]]);
+    assert.equal(aborted.status, 400);
+    assert.equal(await fixture.direct(["GET", "n"]), "3", "a discarded transaction ran nothing");
+
+    // Through the client: base64 responses, pipelines and transactions decode exactly.
+    const redis = fixture.createRedis({ automaticDeserialization: false });
+    assert.equal(await redis.get("k"), "日本");
+    const tx = redis.multi();
+    tx.incr("n");
+    tx.lrange("l", 0, -1);
+    assert.deepEqual(await tx.exec(), [4, ["a", "1", "true"]]);
+
+    // Faults: 5xx without running, dropped answers after running, delays.
+    fixture.endpoint.reset();
+    fixture.endpoint.failNext(2, 502);
+    assert.equal((await post(fixture, "/", ["INCR", "n"])).status, 502);
+    assert.equal((await post(fixture, "/", ["INCR", "n"])).status, 502);
+    assert.equal(await fixture.direct(["GET", "n"]), "4", "failed requests did not run");
+    // Deno's fetch itself resends once when a reused keep-alive connection closes unanswered;
+    // two drops make it throw either way.
+    const before = fixture.endpoint.requests;
+    fixture.endpoint.dropNext(2);
+    await assert.rejects(post(fixture, "/", ["INCR", "n"]), TypeError);
+    const sent = fixture.endpoint.requests - before;
+    fixture.endpoint.dropNext(0);
+    assert.ok(sent === 1 || sent === 2, `sent ${sent}`);
+    assert.equal(await fixture.direct(["GET", "n"]), String(4 + sent), "each dropped request ran");
+    fixture.endpoint.setDelay(150);
+    const started = Date.now();
+    assert.equal((await post(fixture, "/", ["PING"])).status, 200);
+    assert.ok(Date.now() - started >= 140);
+    fixture.endpoint.setDelay(0);
+    assert.equal(fixture.endpoint.requests, 3 + sent);
+    assert.deepEqual(
+      fixture.endpoint.commands().map((c) => c[0]),
+      [...Array(sent).fill("INCR"), "PING"],
+      "requests answered with an injected 5xx ran nothing and are not in the log",
+    );
+
+    // Redis gone: 5xx; back after a restart.
+    await fixture.server.kill();
+    assert.equal((await post(fixture, "/", ["PING"])).status, 503);
+    await fixture.server.restart();
+    assert.deepEqual(await post(fixture, "/", ["GET", "n"]), {
+      status: 200,
+      body: { result: null },
+    });
+  } finally {
+    await fixture.stop();
+  }
+});
+
+Deno.test("Upstash endpoint: concurrent large commands reach redis-server whole, each with its own reply", async () => {
+  const fixture = await startUpstashFixture();
+  try {
+    // Each value is larger than one socket write, so unserialized writes would interleave.
+    const size = 2 * 1024 * 1024;
+    const values = Array.from({ length: 8 }, (_, i) => String.fromCharCode(97 + i).repeat(size));
+    const answers = await Promise.all(
+      values.map((value, i) => post(fixture, "/", ["SET", `big:${i}`, value])),
+    );
+    assert.deepEqual(answers, values.map(() => ({ status: 200, body: { result: "OK" } })));
+    for (let i = 0; i < values.length; i++) {
+      assert.equal(await fixture.direct(["STRLEN", `big:${i}`]), size);
+      assert.equal(
+        await fixture.direct(["GETRANGE", `big:${i}`, "0", "3"]),
+        values[i]!.slice(0, 4),
+      );
+      assert.equal(
+        await fixture.direct(["GETRANGE", `big:${i}`, String(size - 4), "-1"]),
+        values[i]!.slice(0, 4),
+      );
+    }
+  } finally {
+    await fixture.stop();
+  }
+});
+
+Deno.test("Upstash endpoint: a request over the max request size runs nothing and gets Upstash's error reply, once", async () => {
+  const limit = 1024;
+  const fixture = await startUpstashFixture({ maxRequestBytes: limit });
+  try {
+    const tooLarge = /^ERR max request size exceeded\. Limit: 1024 bytes, Actual: (\d+) bytes\./;
+    // A body of exactly the limit runs.
+    const fits = ["SET", "fits", ""];
+    fits[2] = "v".repeat(limit - JSON.stringify(fits).length);
+    assert.equal(JSON.stringify(fits).length, limit);
+    assert.deepEqual(await post(fixture, "/", fits), { status: 200, body: { result: "OK" } });
+
+    // One byte more does not, single command or pipeline.
+    const over = ["SET", "over", fits[2] + "v"];
+    const single = await post(fixture, "/", over);
+    assert.equal(single.status, 400);
+    const match = tooLarge.exec((single.body as { error: string }).error);
+    assert.ok(match, JSON.stringify(single.body));
+    assert.equal(Number(match[1]), limit + 1);
+    const pipeline = await post(fixture, "/pipeline", [["INCR", "n"], over]);
+    assert.equal(pipeline.status, 400);
+    assert.match((pipeline.body as { error: string }).error, tooLarge);
+
+    // A chunked body is counted the same way.
+    const body = new TextEncoder().encode(JSON.stringify(["SET", "chunked", "c".repeat(3000)]));
+    const chunked = await fetch(fixture.endpoint.url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${fixture.endpoint.token}` },
+      body: new ReadableStream({
+        start(controller) {
+          for (let at = 0; at < body.length; at += 700) {
+            controller.enqueue(body.subarray(at, at + 700));
+          }
+          controller.close();
+        },
+      }),
+    });
+    assert.equal(chunked.status, 400);
+    const chunkedMatch = tooLarge.exec((await chunked.json()).error);
+    assert.equal(Number(chunkedMatch?.[1]), body.length);
+
+    assert.equal(await fixture.direct(["EXISTS", "over", "n", "chunked"]), 0, "nothing ran");
+    assert.deepEqual(fixture.endpoint.commands(), [["SET", "fits", fits[2]]], "only what ran");
+    // The connection stays usable after the refusal.
+    assert.deepEqual(await post(fixture, "/", ["GET", "fits"]), {
+      status: 200,
+      body: { result: fits[2] },
+    });
+
+    // The client gets an error at once: one request, no retry.
+    const redis = fixture.createRedis();
+    fixture.endpoint.reset();
+    await assert.rejects(redis.set("client", "x".repeat(2 * limit)), (error: Error) => {
+      assert.equal(error.name, "UpstashError");
+      assert.match(error.message, /^ERR max request size exceeded\. Limit: 1024 bytes/);
+      return true;
+    });
+    assert.equal(fixture.endpoint.requests, 1);
+    assert.equal(await fixture.direct(["EXISTS", "client"]), 0);
+  } finally {
+    await fixture.stop();
+  }
+});
