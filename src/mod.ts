@@ -50,16 +50,14 @@
  *
  * @module
  */
-export {
-  type AuthorizeRequest,
-  type BoundaryEvent,
-  type InvokeOptions,
-  MAX_CITATIONS,
-  type StartRunOptions,
-  ToolBoundary,
-  type ToolBoundaryOptions,
-  type ToolDescription,
-} from "./core/boundary.ts";
+export { ToolBoundary } from "./core/boundary.ts";
+export type {
+  AuthorizeRequest,
+  BoundaryEvent,
+  InvokeOptions,
+  StartRunOptions,
+  ToolBoundaryOptions,
+} from "./core/options.ts";
 export {
   type AnyToolDefinition,
   defineTool,
@@ -68,6 +66,7 @@ export {
   type ProjectContext,
   type ProjectorOutput,
   type ToolDefinition,
+  type ToolDescription,
   ToolError,
   toolError,
 } from "./core/tool.ts";
@@ -97,7 +96,7 @@ export {
   modelViewText,
   type ReadyView,
 } from "./core/model_view.ts";
-export { DEFAULT_LIMITS, type Limits, MAX_TIMER_MS } from "./core/limits.ts";
+export { DEFAULT_LIMITS, type Limits, MAX_CITATIONS, MAX_TIMER_MS } from "./core/limits.ts";
 export {
   BoundaryError,
   ERROR_CODES,

@@ -1,230 +1,32 @@
 /**
- * `ToolBoundary`: the fail-closed boundary around every tool call.
+ * `ToolBoundary`: the fail-closed boundary around every tool call. The class is a facade: each
+ * method hands its work to one named operation, the call path to the steps of `./steps/`
+ * (`invoke` and `recall`), the run-level operations to `./run/` (one file per method).
  *
  * @module
  */
-import { MemoryStore } from "../stores/memory.ts";
-import { BoundaryError, type ErrorCode } from "./errors.ts";
-import { isSafeRunId, isSafeToolCallId } from "./ids.ts";
-import type { JsonObject } from "./json.ts";
-import { jsonSchemaOf } from "./json_schema.ts";
-import {
-  checkBudget,
-  checkEpochMs,
-  checkPerTool,
-  checkTtlMs,
-  DEFAULT_AUTHORIZE_TIMEOUT_MS,
-  DEFAULT_BUDGET,
-  DEFAULT_LIMITS,
-  DEFAULT_RECORD_TTL_MS,
-  DEFAULT_RUN_TTL_MS,
-  type Limits,
-  MAX_TTL_MS,
-  setOwnBudget,
-} from "./limits.ts";
-import { rowsToFacts } from "./progress.ts";
-import { requestDigest } from "./digest.ts";
-import type { CallSummary, Store, StoredRecord } from "./store.ts";
-import { type AnyToolDefinition, isToolName } from "./tool.ts";
+import type { Limits } from "./limits.ts";
+import type { InvokeOptions, StartRunOptions, ToolBoundaryOptions } from "./options.ts";
+import { createSetup, type Setup } from "./setup.ts";
+import type { CallSummary, Store } from "./store.ts";
+import { type AnyToolDefinition, describeTool, type ToolDescription } from "./tool.ts";
 import type {
   BoundaryResult,
   CanonicalRecord,
   Citation,
-  ErrorResult,
   ObservedFact,
-  RunBudget,
   RunContext,
   RunEnd,
   ToolCallEnvelope,
 } from "./types.ts";
-import { authorize } from "./steps/authorize.ts";
-import { begin } from "./steps/begin.ts";
-import { Call, emit, errorResult, type Setup } from "./steps/call.ts";
-import { check } from "./steps/check.ts";
-import { complete } from "./steps/complete.ts";
-import { execute } from "./steps/execute.ts";
-import { preflight } from "./steps/preflight.ts";
-import { project } from "./steps/project.ts";
-import { replayResult } from "./steps/replay.ts";
-import { result } from "./steps/result.ts";
-
-/** What `authorize` is asked about. */
-export interface AuthorizeRequest {
-  /** The framework's tool call ID. */
-  toolCallId: string;
-  /** The tool. */
-  tool: AnyToolDefinition;
-  /** The input, after schema validation. */
-  input: JsonObject;
-}
-
-/**
- * Events for the harness's logs and traces. They may carry internal detail (`error`), so they
- * go to the `observe` hook and nowhere else.
- */
-export type BoundaryEvent =
-  | {
-    /** A call was refused before its executor ran: no record was created. */
-    type: "call.refused";
-    runId: string;
-    toolCallId: string | null;
-    toolName: string | null;
-    code: ErrorCode;
-    /** A copy of what `invoke` returned to the agent. */
-    result: ErrorResult;
-    /** Internal detail (schema issues, a thrown error); never shown to an agent. */
-    error?: unknown;
-  }
-  | {
-    /** A call that began has ended (its record is READY or ERROR, or could not be written). */
-    type: "call.finished";
-    runId: string;
-    toolCallId: string;
-    toolName: string;
-    status: "READY" | "ERROR";
-    code: ErrorCode | null;
-    durationMs: number;
-    /** A copy of what `invoke` returned to the agent (its evidence, for traces). */
-    result: BoundaryResult;
-    /** Internal detail of a failure; never shown to an agent. */
-    error?: unknown;
-  }
-  | {
-    /** A used key with the same request got its recorded result again: nothing ran. */
-    type: "call.replayed";
-    runId: string;
-    toolCallId: string;
-    toolName: string;
-    /** The recorded status. */
-    status: "READY" | "ERROR";
-    /** The recorded error code of an ERROR record, else `null`. */
-    code: ErrorCode | null;
-    /** A copy of what `invoke` returned to the agent (`replayed: true`). */
-    result: BoundaryResult;
-  }
-  | {
-    /** A run was started. */
-    type: "run.started";
-    runId: string;
-    deadline: number;
-  }
-  | {
-    /** A run was ended and its facts projected. */
-    type: "run.ended";
-    runId: string;
-    facts: number;
-    omitted: number;
-  };
-
-/** Most tool call IDs one `checkCitations` takes. */
-export const MAX_CITATIONS = 1_000;
-
-/** Options of {@linkcode ToolBoundary}. */
-export interface ToolBoundaryOptions {
-  /** The canonical store. @default new MemoryStore() */
-  store?: Store;
-  /** The tools agents may call. Names must be unique. */
-  tools: readonly AnyToolDefinition[];
-  /** Byte and count limits; missing ones take {@linkcode DEFAULT_LIMITS}. */
-  limits?: Partial<Limits>;
-  /** TTL of each record, set once at creation. @default 86400000 (24 hours) */
-  recordTtlMs?: number;
-  /** Run length when `startRun` gets neither `deadline` nor `ttlMs`. @default 900000 (15 min) */
-  runTtlMs?: number;
-  /** Budget when `startRun` gets none. @default { calls: 100 } */
-  defaultBudget?: RunBudget;
-  /**
-   * What `invoke` answers for a tool call ID already used in the run with the same request (an
-   * equal input as a JSON value): `"refuse"`, ERROR DUPLICATE_TOOL_CALL; or `"replay"`, the
-   * recorded result exactly as first returned plus `replayed: true` (a record still PROJECTING:
-   * ERROR OUTCOME_UNKNOWN; one that expired: ERROR RECORD_EXPIRED). Either way the tool never
-   * runs again and no budget is used; another request under a used ID is TOOL_CALL_CONFLICT.
-   * @default "refuse"
-   */
-  onDuplicate?: "refuse" | "replay";
-  /** Decides whether a call is allowed; anything but `true` (or a throw) refuses it. */
-  authorize?: (run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>;
-  /**
-   * Milliseconds `authorize` may take. A call whose `authorize` has not answered by then, or by
-   * the run deadline if that comes first, is refused (UNAUTHORIZED, or DEADLINE_EXCEEDED) and
-   * creates no record. @default 10000 (10 s)
-   */
-  authorizeTimeoutMs?: number;
-  /** Receives events with internal detail, for harness logs and traces. Errors it throws are ignored. */
-  observe?: (event: BoundaryEvent) => void;
-  /** Epoch ms clock; readings are rounded down to whole milliseconds. @default Date.now */
-  clock?: () => number;
-}
-
-/** Options of {@linkcode ToolBoundary.startRun}. */
-export interface StartRunOptions {
-  /** A run ID to use; generated (a UUID) when omitted. */
-  runId?: string;
-  /** Epoch ms or a Date; wins over `ttlMs`. */
-  deadline?: number | Date;
-  /** Run length from now, in ms. */
-  ttlMs?: number;
-  /** Call budgets. */
-  budget?: RunBudget;
-}
-
-/** Options of {@linkcode ToolBoundary.invoke}. */
-export interface InvokeOptions {
-  /**
-   * The agent framework's cancellation. Aborted before the call begins: ERROR CANCELLED, no
-   * record, the tool never runs. Aborted while the store begins the call: its record ends ERROR
-   * CANCELLED and the tool never runs. Aborted while the tool or its projector runs: the tool's
-   * `ctx.signal` fires with the same reason and the record ends ERROR CANCELLED (a tool that
-   * ran out of time first stays TOOL_TIMEOUT).
-   *
-   * @example
-   * ```ts
-   * import assert from "node:assert/strict";
-   * import { defineTool, type InvokeOptions, ToolBoundary } from "@tool-boundary/core";
-   * const echo = defineTool({
-   *   name: "echo",
-   *   readOnly: true,
-   *   execute: (input) => input,
-   *   project: () => ({ evidence: "NO_EVIDENCE", scope: "echo", content: null }),
-   * });
-   * const boundary = new ToolBoundary({ tools: [echo] });
-   * const run = await boundary.startRun();
-   * const options: InvokeOptions = { signal: AbortSignal.abort() };
-   * const envelope = { toolCallId: "call_1", runId: run.runId, toolName: "echo", input: {} };
-   * const result = await boundary.invoke(run, envelope, options);
-   * assert.equal(result.status === "ERROR" && result.code, "CANCELLED");
-   * ```
-   */
-  signal?: AbortSignal;
-}
-
-/**
- * One tool as {@linkcode ToolBoundary.describeTools} lists it, for a model's tool list.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { defineTool, ToolBoundary, type ToolDescription } from "@tool-boundary/core";
- * const ping = defineTool({
- *   name: "ping",
- *   readOnly: true,
- *   execute: () => ({}),
- *   project: () => ({ evidence: "NO_EVIDENCE", scope: "ping", content: null }),
- * });
- * const [listed]: ToolDescription[] = new ToolBoundary({ tools: [ping] }).describeTools();
- * assert.deepEqual(listed, { name: "ping", readOnly: true, inputSchema: { type: "object" } });
- * ```
- */
-export interface ToolDescription {
-  /** The tool's name. */
-  name: string;
-  /** The tool's description, when it has one. */
-  description?: string;
-  /** Whether the tool is read-only; a writable one is listed too, and refused NOT_READ_ONLY. */
-  readOnly: boolean;
-  /** JSON Schema (2020-12) of the input: the tool's valibot schema, or `{ type: "object" }`. */
-  inputSchema: JsonObject;
-}
+import { checkCitations } from "./run/check_citations.ts";
+import { endRun } from "./run/end_run.ts";
+import { getRun } from "./run/get_run.ts";
+import { inspect } from "./run/inspect.ts";
+import { listCalls } from "./run/list_calls.ts";
+import { startRun } from "./run/start_run.ts";
+import { invoke } from "./steps/invoke.ts";
+import { recall } from "./steps/recall.ts";
 
 /**
  * The boundary. Preflight, one atomic begin, the tool, byte limits, the projector, one atomic
@@ -263,10 +65,8 @@ export class ToolBoundary {
   readonly store: Store;
   /** The limits in force. */
   readonly limits: Readonly<Limits>;
-  /** What the steps of `invoke` read. */
+  /** What every operation reads. */
   readonly #setup: Setup;
-  readonly #runTtlMs: number;
-  readonly #defaultBudget: RunBudget;
   /** The tool list of `describeTools`, as JSON text: each call gets its own copy. */
   readonly #described: string;
 
@@ -280,68 +80,10 @@ export class ToolBoundary {
    *   to `MAX_TTL_MS`.
    */
   constructor(options: ToolBoundaryOptions) {
-    if (!options || !Array.isArray(options.tools)) {
-      throw new TypeError("Cannot create ToolBoundary: options.tools must be an array");
-    }
-    const tools = new Map<string, AnyToolDefinition>();
-    for (const tool of options.tools) {
-      // A tool not made by defineTool could still carry a name the wire would change.
-      if (!isToolName(tool?.name)) {
-        throw new TypeError(
-          "Cannot create ToolBoundary: a tool name must be a non-empty string of well-formed Unicode",
-        );
-      }
-      if (tools.has(tool.name)) {
-        throw new TypeError(`Cannot create ToolBoundary: duplicate tool name "${tool.name}"`);
-      }
-      tools.set(tool.name, tool);
-    }
-    const store = options.store ?? new MemoryStore();
-    for (
-      const method of [
-        "startRun",
-        "getRun",
-        "begin",
-        "complete",
-        "get",
-        "endRun",
-        "readFacts",
-        "lookupCall",
-        "listCalls",
-      ]
-    ) {
-      if (typeof (store as unknown as Record<string, unknown>)[method] !== "function") {
-        throw new TypeError(`Cannot create ToolBoundary: store lacks ${method}()`);
-      }
-    }
-    this.store = store;
-    const limits = { ...DEFAULT_LIMITS, ...options.limits };
-    for (const [name, value] of Object.entries(limits)) positive(`limits.${name}`, value);
-    this.limits = Object.freeze(limits);
-    this.#runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? DEFAULT_RUN_TTL_MS);
-    this.#defaultBudget = options.defaultBudget ?? DEFAULT_BUDGET;
-    const clock = options.clock;
-    const onDuplicate = options.onDuplicate ?? "refuse";
-    if (onDuplicate !== "refuse" && onDuplicate !== "replay") {
-      throw new TypeError('Cannot create ToolBoundary: onDuplicate must be "refuse" or "replay"');
-    }
-    this.#setup = {
-      store,
-      limits: this.limits,
-      tools,
-      recordTtlMs: checkTtlMs("recordTtlMs", options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS),
-      onDuplicate,
-      authorize: options.authorize,
-      authorizeTimeoutMs: positive(
-        "authorizeTimeoutMs",
-        options.authorizeTimeoutMs ?? DEFAULT_AUTHORIZE_TIMEOUT_MS,
-      ),
-      observe: options.observe,
-      // Whole milliseconds, as every store keeps them (a fractional clock would not cross to Redis).
-      clock: clock === undefined ? Date.now : () => Math.floor(clock()),
-      ended: new WeakSet<RunContext>(),
-    };
-    this.#described = JSON.stringify([...tools.values()].map(describe));
+    this.#setup = createSetup(options);
+    this.store = this.#setup.store;
+    this.limits = this.#setup.limits;
+    this.#described = JSON.stringify([...this.#setup.tools.values()].map(describeTool));
   }
 
   /** The tools, by name. */
@@ -409,43 +151,8 @@ export class ToolBoundary {
    *   `MAX_BUDGET`, or a `budget.perTool` key not well-formed Unicode or its value not an integer
    *   from 0 to `MAX_BUDGET` (see `./limits.ts`).
    */
-  async startRun(options: StartRunOptions = {}): Promise<RunContext> {
-    const runId = options.runId ?? crypto.randomUUID();
-    if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-    const now = checkEpochMs("clock()", this.#setup.clock());
-    let deadline: number;
-    if (options.deadline !== undefined) {
-      deadline = Number(options.deadline);
-      if (deadline <= now) throw new BoundaryError("DEADLINE_EXCEEDED");
-      checkEpochMs("deadline", deadline);
-    } else {
-      deadline = now + checkTtlMs("ttlMs", options.ttlMs ?? this.#runTtlMs);
-      checkEpochMs("deadline (now + ttlMs)", deadline);
-    }
-    const budget = options.budget ?? this.#defaultBudget;
-    const calls = checkBudget("budget.calls", budget?.calls, 1);
-    const perTool: Record<string, number> = {};
-    for (const tool of this.#setup.tools.values()) {
-      if (tool.budget !== undefined) {
-        setOwnBudget(perTool, tool.name, checkBudget(`budget of ${tool.name}`, tool.budget));
-      }
-    }
-    if (budget.perTool !== undefined) checkPerTool("budget.perTool", budget.perTool, perTool);
-    const outcome = await this.#storeCall(() =>
-      this.store.startRun({
-        runId,
-        deadline,
-        budget: { calls, perTool },
-        // The run outlives its deadline by a record's TTL, within the one TTL range.
-        ttlMs: Math.min(deadline - now + this.#setup.recordTtlMs, MAX_TTL_MS),
-        attemptId: crypto.randomUUID(),
-        now,
-      })
-    );
-    if (!outcome.ok) throw new BoundaryError(outcome.code);
-    const run = toRunContext(outcome.run);
-    emit(this.#setup, { type: "run.started", runId, deadline: run.deadline });
-    return run;
+  startRun(options: StartRunOptions = {}): Promise<RunContext> {
+    return startRun(this.#setup, options);
   }
 
   /**
@@ -455,10 +162,8 @@ export class ToolBoundary {
    * @returns The context, or `null` when the run is unknown, expired or the ID is unsafe.
    * @throws {BoundaryError} STORE_UNAVAILABLE.
    */
-  async getRun(runId: string): Promise<RunContext | null> {
-    if (!isSafeRunId(runId)) return null;
-    const state = await this.#storeCall(() => this.store.getRun(runId));
-    return state === null ? null : toRunContext(state);
+  getRun(runId: string): Promise<RunContext | null> {
+    return getRun(this.#setup, runId);
   }
 
   /**
@@ -466,8 +171,9 @@ export class ToolBoundary {
    * agent, the envelope, a tool or its projector does: every value they supply is read once,
    * into a plain copy, and what is recorded is that copy, which is also what the next step gets.
    *
-   * The steps, each in its own file of `./steps/`: preflight, authorize, begin (the record is
-   * created), execute, check, project, complete (the record ends READY or ERROR), result.
+   * The steps, each in its own file of `./steps/` and run in this order by `./steps/invoke.ts`:
+   * preflight, authorize, begin (the record is created), execute, check, project, complete (the
+   * record ends READY or ERROR), result.
    *
    * @param run The explicit run context from `startRun`.
    * @param envelope The call as the agent framework produced it.
@@ -500,36 +206,12 @@ export class ToolBoundary {
    * assert.equal((await boundary.inspect(run.runId, "call_1"))?.errorCode, "CANCELLED");
    * ```
    */
-  async invoke(
+  invoke(
     run: RunContext,
     envelope: ToolCallEnvelope,
     options?: InvokeOptions,
   ): Promise<BoundaryResult> {
-    const call = preflight(this.#setup, run, envelope, options);
-    if (!(call instanceof Call)) return call;
-    // A step answers with a promise only when it has to wait (for an authorize hook, a tool or
-    // a projector that returned one): awaiting a plain value would still cost a turn.
-    let refused = authorize(call);
-    if (refused instanceof Promise) refused = await refused;
-    // A refusal, or (when duplicates are replayed) the recorded result: nothing more runs.
-    const answered = refused ?? await begin(call);
-    if (answered !== null) return answered;
-    // The record exists: whatever happens from here on, complete() ends it READY or ERROR.
-    if (call.outcome === null) { // not cancelled while it began
-      try {
-        let raw = execute(call);
-        if (raw instanceof Promise) raw = await raw;
-        if (raw !== null && check(call, raw)) {
-          const projecting = project(call, raw);
-          if (projecting !== undefined) await projecting;
-        }
-      } catch (error) {
-        call.fail("EXECUTION_FAILED", null, error); // not expected: every step guards itself
-      } finally {
-        call.disarm();
-      }
-    }
-    return result(call, await complete(call));
+    return invoke(this.#setup, run, envelope, options);
   }
 
   /**
@@ -569,24 +251,8 @@ export class ToolBoundary {
    * assert.equal(executed, 1);
    * ```
    */
-  async recall(run: RunContext, envelope: ToolCallEnvelope): Promise<BoundaryResult> {
-    // The checks of invoke, without its events: a recall is no tool call.
-    const call = preflight({ ...this.#setup, observe: undefined }, run, envelope, undefined);
-    if (!(call instanceof Call)) return call;
-    const { toolCallId } = call;
-    let found;
-    try {
-      const digest = await requestDigest(call.tool.name, call.input);
-      found = await this.store.lookupCall(run.runId, toolCallId);
-      if (found !== null && found.call !== null && found.call.requestDigest !== digest) {
-        return errorResult(toolCallId, "TOOL_CALL_CONFLICT");
-      }
-    } catch {
-      return errorResult(toolCallId, "STORE_UNAVAILABLE");
-    }
-    if (found === null) return errorResult(toolCallId, "RUN_NOT_FOUND");
-    if (found.call === null) return errorResult(toolCallId, "RECORD_NOT_FOUND");
-    return replayResult(toolCallId, found.record);
+  recall(run: RunContext, envelope: ToolCallEnvelope): Promise<BoundaryResult> {
+    return recall(this.#setup, run, envelope);
   }
 
   /**
@@ -618,11 +284,8 @@ export class ToolBoundary {
    * assert.equal(call?.evidence, "NO_EVIDENCE");
    * ```
    */
-  async listCalls(runId: string): Promise<CallSummary[]> {
-    if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-    const listed = await this.#storeCall(() => this.store.listCalls(runId));
-    if (listed === null) throw new BoundaryError("RUN_NOT_FOUND");
-    return listed.calls;
+  listCalls(runId: string): Promise<CallSummary[]> {
+    return listCalls(this.#setup, runId);
   }
 
   /**
@@ -665,48 +328,11 @@ export class ToolBoundary {
    * ]);
    * ```
    */
-  async checkCitations(
+  checkCitations(
     run: RunContext | string,
     toolCallIds: readonly string[],
   ): Promise<Citation[]> {
-    const runId = typeof run === "string" ? run : run?.runId;
-    if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-    if (!Array.isArray(toolCallIds) || !toolCallIds.every((id) => typeof id === "string")) {
-      throw new TypeError("Cannot check citations: toolCallIds must be an array of strings");
-    }
-    if (toolCallIds.length > MAX_CITATIONS) {
-      throw new RangeError(`Cannot check citations: more than ${MAX_CITATIONS} tool call IDs`);
-    }
-    const ids = [...new Set(toolCallIds.filter(isSafeToolCallId))];
-    const found = new Map<string, Citation>();
-    if (ids.length > 0) {
-      const read = await this.#storeCall(() =>
-        this.store.readFacts({
-          runId,
-          identities: ids.map((toolCallId) => ({ runId, toolCallId })),
-          maxFacts: ids.length,
-          maxBytes: Infinity,
-        })
-      );
-      for (const row of read.rows) {
-        if (row.runId !== runId || row.status !== "READY") continue;
-        if (row.evidence === "EVIDENCE_FOUND") {
-          found.set(row.toolCallId, { toolCallId: row.toolCallId, verdict: "EVIDENCE" });
-        } else if (row.evidence === "NO_EVIDENCE") {
-          const { scope } = JSON.parse(row.agentResultJson) as { scope: string };
-          found.set(row.toolCallId, {
-            toolCallId: row.toolCallId,
-            verdict: "NEGATIVE_OBSERVATION",
-            scope,
-          });
-        }
-      }
-    }
-    return toolCallIds.map((toolCallId) =>
-      found.has(toolCallId)
-        ? { ...found.get(toolCallId)! }
-        : { toolCallId, verdict: "NOT_EVIDENCE" }
-    );
+    return checkCitations(this.#setup, run, toolCallIds);
   }
 
   /**
@@ -717,10 +343,8 @@ export class ToolBoundary {
    * @returns The record, or `null` when absent, expired, or an ID is unsafe.
    * @throws {BoundaryError} STORE_UNAVAILABLE.
    */
-  async inspect(runId: string, toolCallId: string): Promise<CanonicalRecord | null> {
-    if (!isSafeRunId(runId) || !isSafeToolCallId(toolCallId)) return null;
-    const stored = await this.#storeCall(() => this.store.get(runId, toolCallId));
-    return stored === null ? null : toCanonicalRecord(stored);
+  inspect(runId: string, toolCallId: string): Promise<CanonicalRecord | null> {
+    return inspect(this.#setup, runId, toolCallId);
   }
 
   /**
@@ -743,96 +367,7 @@ export class ToolBoundary {
    * @returns The facts and the number omitted.
    * @throws {BoundaryError} RUN_NOT_FOUND, INVALID_RUN_ID or STORE_UNAVAILABLE.
    */
-  async endRunReport(run: RunContext | string): Promise<RunEnd> {
-    const runId = typeof run === "string" ? run : run?.runId;
-    if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-    const ended = await this.#storeCall(() =>
-      this.store.endRun({ runId, now: this.#setup.clock() })
-    );
-    if (!ended.ok) throw new BoundaryError(ended.code);
-    if (typeof run !== "string") this.#setup.ended.add(run);
-    const { factCount, factBytes } = this.limits;
-    const read = await this.#storeCall(() =>
-      this.store.readFacts({
-        runId,
-        identities: ended.toolCallIds.map((toolCallId) => ({ runId, toolCallId })),
-        maxFacts: factCount,
-        maxBytes: factBytes,
-      })
-    );
-    const { facts, omitted } = rowsToFacts(runId, read.rows, {
-      maxFacts: factCount,
-      maxBytes: factBytes,
-    });
-    const report = { facts, omitted: omitted + read.omitted };
-    emit(this.#setup, { type: "run.ended", runId, facts: facts.length, omitted: report.omitted });
-    return report;
+  endRunReport(run: RunContext | string): Promise<RunEnd> {
+    return endRun(this.#setup, run);
   }
-
-  async #storeCall<T>(operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation();
-    } catch (error) {
-      if (error instanceof BoundaryError) throw error;
-      throw new BoundaryError("STORE_UNAVAILABLE", { cause: error });
-    }
-  }
-}
-
-function positive(name: string, value: unknown, min = 1): number {
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
-    throw new RangeError(`Invalid ${name}: expected an integer of at least ${min}`);
-  }
-  return value;
-}
-
-function toRunContext(state: {
-  runId: string;
-  deadline: number;
-  startedAt: number;
-  budget: { calls: number; perTool: Record<string, number> };
-}): RunContext {
-  return Object.freeze({
-    runId: state.runId,
-    deadline: state.deadline,
-    startedAt: state.startedAt,
-    budget: Object.freeze({
-      calls: state.budget.calls,
-      perTool: Object.freeze({ ...state.budget.perTool }),
-    }),
-  });
-}
-
-function toCanonicalRecord(stored: StoredRecord): CanonicalRecord {
-  return {
-    runId: stored.runId,
-    toolCallId: stored.toolCallId,
-    toolName: stored.toolName,
-    status: stored.status,
-    evidence: stored.evidence,
-    request: JSON.parse(stored.requestJson),
-    ...(stored.rawJson === null ? {} : { raw: JSON.parse(stored.rawJson) }),
-    agentResult: stored.agentResultJson === null ? null : JSON.parse(stored.agentResultJson),
-    errorCode: stored.errorCode,
-    createdAt: stored.createdAt,
-    updatedAt: stored.updatedAt,
-    expiresAt: stored.expiresAt,
-  };
-}
-
-function describe(tool: AnyToolDefinition): ToolDescription {
-  let inputSchema: JsonObject = { type: "object" };
-  if (tool.input !== undefined) {
-    try {
-      inputSchema = jsonSchemaOf(tool.input, true) as JsonObject;
-    } catch {
-      // A schema the converter cannot read is still checked at every call; listed as an object.
-    }
-  }
-  return {
-    name: tool.name,
-    ...(tool.description === undefined ? {} : { description: tool.description }),
-    readOnly: tool.readOnly,
-    inputSchema,
-  };
 }

@@ -87,6 +87,9 @@ export const DEFAULT_RECORD_TTL_MS = 86_400_000;
 /** A run's length when neither `startRun` nor the boundary is given one: 15 minutes. */
 export const DEFAULT_RUN_TTL_MS = 900_000;
 
+/** Most tool call IDs one `checkCitations` takes. */
+export const MAX_CITATIONS = 1_000;
+
 /** A run's budget when neither `startRun` nor the boundary is given one. */
 export const DEFAULT_BUDGET: Readonly<{ calls: number }> = Object.freeze({ calls: 100 });
 

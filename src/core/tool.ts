@@ -1,10 +1,12 @@
 /**
- * Tool definitions: the executor, the projector, and the facts the boundary checks.
+ * Tool definitions: the executor, the projector, the facts the boundary checks, and how a
+ * model's tool list shows a tool.
  *
  * @module
  */
 import type * as v from "valibot";
 import { isWellFormedName } from "./ids.ts";
+import { jsonSchemaOf } from "./json_schema.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import type { ProjectedEvidence, RunContext } from "./types.ts";
 
@@ -241,4 +243,55 @@ export function isToolError(value: unknown): value is ToolError {
  */
 export function isToolName(value: unknown): value is string {
   return isWellFormedName(value) && value.length > 0;
+}
+
+/**
+ * One tool as {@linkcode ToolBoundary.describeTools} lists it, for a model's tool list.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { defineTool, ToolBoundary, type ToolDescription } from "@tool-boundary/core";
+ * const ping = defineTool({
+ *   name: "ping",
+ *   readOnly: true,
+ *   execute: () => ({}),
+ *   project: () => ({ evidence: "NO_EVIDENCE", scope: "ping", content: null }),
+ * });
+ * const [listed]: ToolDescription[] = new ToolBoundary({ tools: [ping] }).describeTools();
+ * assert.deepEqual(listed, { name: "ping", readOnly: true, inputSchema: { type: "object" } });
+ * ```
+ */
+export interface ToolDescription {
+  /** The tool's name. */
+  name: string;
+  /** The tool's description, when it has one. */
+  description?: string;
+  /** Whether the tool is read-only; a writable one is listed too, and refused NOT_READ_ONLY. */
+  readOnly: boolean;
+  /** JSON Schema (2020-12) of the input: the tool's valibot schema, or `{ type: "object" }`. */
+  inputSchema: JsonObject;
+}
+
+/**
+ * Describes a tool as {@linkcode ToolDescription} says.
+ *
+ * @param tool A tool of the boundary.
+ * @returns Its name, description, read-only flag and input schema.
+ */
+export function describeTool(tool: AnyToolDefinition): ToolDescription {
+  let inputSchema: JsonObject = { type: "object" };
+  if (tool.input !== undefined) {
+    try {
+      inputSchema = jsonSchemaOf(tool.input, true) as JsonObject;
+    } catch {
+      // A schema the converter cannot read is still checked at every call; listed as an object.
+    }
+  }
+  return {
+    name: tool.name,
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    readOnly: tool.readOnly,
+    inputSchema,
+  };
 }

@@ -6,8 +6,6 @@
 import type { ErrorCode } from "./errors.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 
-export type { Limits } from "./limits.ts";
-
 /** Lifecycle status of a canonical record. Only PROJECTING -> READY | ERROR is allowed. */
 export type RecordStatus = "PROJECTING" | "READY" | "ERROR";
 

@@ -8,10 +8,15 @@
  * @module
  */
 import * as v from "valibot";
-import { MAX_CITATIONS } from "../core/boundary.ts";
 import { ERROR_CODES } from "../core/errors.ts";
 import { isWellFormedName, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "../core/ids.ts";
-import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS, setOwnBudget } from "../core/limits.ts";
+import {
+  MAX_BUDGET,
+  MAX_CITATIONS,
+  MAX_EPOCH_MS,
+  MAX_TTL_MS,
+  setOwnBudget,
+} from "../core/limits.ts";
 import type { JsonObject, JsonValue } from "../core/json.ts";
 import type { CallSummary, RunState } from "../core/store.ts";
 import type {

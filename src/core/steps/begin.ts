@@ -7,7 +7,8 @@
  */
 import { requestDigest } from "../digest.ts";
 import type { BoundaryResult } from "../types.ts";
-import { type Call, emit } from "./call.ts";
+import { emit } from "../setup.ts";
+import type { Call } from "./call.ts";
 import { replayResult } from "./replay.ts";
 
 /**

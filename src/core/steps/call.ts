@@ -1,38 +1,21 @@
 /**
- * What the steps of `invoke` share: the boundary's setup, the state of one call as it moves
- * through the steps, and the one stop of its tool stage (the time limit or the caller's signal).
+ * What the steps of `invoke` share: the state of one call as it moves through the steps, and
+ * the one stop of its tool stage (the time limit or the caller's signal).
  *
  * Each step of `ToolBoundary.invoke` has its own file in this folder, named as `invoke` calls
  * it (preflight, authorize, begin, execute, check, project, complete, result), so that reading
- * `invoke` tells where each rule lives.
+ * `invoke` tells where each rule lives; `recall` (the recorded result of one call) and `replay`
+ * (the recorded result given again) read a call without running it.
  *
  * @module
  */
-import type { AuthorizeRequest, BoundaryEvent } from "../boundary.ts";
 import { ERROR_MESSAGES, type ErrorCode } from "../errors.ts";
 import type { JsonObject } from "../json.ts";
-import { type Limits, MAX_TIMER_MS } from "../limits.ts";
-import type { CompleteOutcome, Store } from "../store.ts";
+import { MAX_TIMER_MS } from "../limits.ts";
+import { emit, type Setup } from "../setup.ts";
+import type { CompleteOutcome } from "../store.ts";
 import type { AnyToolDefinition } from "../tool.ts";
 import type { ErrorResult, InputIssue, Projection, RunContext } from "../types.ts";
-
-/** What the steps read of their boundary: fixed at construction, but for `ended`. */
-export interface Setup {
-  readonly store: Store;
-  readonly limits: Readonly<Limits>;
-  readonly tools: ReadonlyMap<string, AnyToolDefinition>;
-  readonly recordTtlMs: number;
-  /** What a used key with the same request gets: DUPLICATE_TOOL_CALL, or its recorded result. */
-  readonly onDuplicate: "refuse" | "replay";
-  readonly authorize:
-    | ((run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>)
-    | undefined;
-  readonly authorizeTimeoutMs: number;
-  readonly observe: ((event: BoundaryEvent) => void) | undefined;
-  readonly clock: () => number;
-  /** Runs this boundary has ended: their calls are refused before the store is asked. */
-  readonly ended: WeakSet<RunContext>;
-}
 
 /** What a race resolves to when the tool stage was stopped. */
 export const STOPPED: unique symbol = Symbol("stopped");
@@ -192,16 +175,6 @@ export function refuse(
 /** The agent's error: the code and its fixed message, nothing from the call. */
 export function errorResult(toolCallId: string | null, code: ErrorCode): ErrorResult {
   return { status: "ERROR", toolCallId, code, message: ERROR_MESSAGES[code] };
-}
-
-/** Gives an event to the observer, whose errors never change an outcome. */
-export function emit(setup: Setup, event: BoundaryEvent): void {
-  if (setup.observe === undefined) return;
-  try {
-    setup.observe(event);
-  } catch {
-    // An observer must never change an outcome.
-  }
 }
 
 /** Reads `then` as `await` would; the read may run foreign code and throw. */

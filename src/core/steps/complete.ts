@@ -6,7 +6,8 @@
  */
 import type { ErrorCode } from "../errors.ts";
 import type { CompleteOutcome } from "../store.ts";
-import { type Call, emit } from "./call.ts";
+import { emit } from "../setup.ts";
+import type { Call } from "./call.ts";
 import { result } from "./result.ts";
 
 /** Not expected: every step decides an outcome, or the catch-all in `invoke` does. */

@@ -6,7 +6,7 @@
  * @module
  */
 import * as v from "valibot";
-import type { InvokeOptions } from "../boundary.ts";
+import type { InvokeOptions } from "../options.ts";
 import type { ErrorCode } from "../errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../ids.ts";
 import { toInputIssues } from "../issues.ts";
@@ -14,7 +14,8 @@ import { type JsonObject, snapshotJson, type SnapshotProblem } from "../json.ts"
 import type { AnyToolDefinition } from "../tool.ts";
 import type { ErrorResult, InputIssue, RunContext, ToolCallEnvelope } from "../types.ts";
 import { utf8ByteLength } from "../utf8.ts";
-import { Call, isAborted, refuse, type Setup } from "./call.ts";
+import type { Setup } from "../setup.ts";
+import { Call, isAborted, refuse } from "./call.ts";
 
 /**
  * Checks the call itself, in order: the tool call ID, the run, the tool, then (unless the

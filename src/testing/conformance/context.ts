@@ -6,7 +6,8 @@
  */
 import { ToolBoundary } from "../../core/boundary.ts";
 import type { Store } from "../../core/store.ts";
-import type { BoundaryResult, Limits, RunContext } from "../../core/types.ts";
+import type { Limits } from "../../core/limits.ts";
+import type { BoundaryResult, RunContext } from "../../core/types.ts";
 import { createFakeToolkit, type FakeToolkit } from "../fakes.ts";
 
 /** A store prepared for one test case. */

@@ -1,0 +1,160 @@
+/**
+ * The public option, hook and event types of `ToolBoundary`: what it is created with, what
+ * `startRun` and `invoke` take, what the `authorize` hook is asked and what the `observe` hook
+ * receives. They live apart from the class so that its steps can read them.
+ *
+ * @module
+ */
+import type { ErrorCode } from "./errors.ts";
+import type { JsonObject } from "./json.ts";
+import type { Limits } from "./limits.ts";
+import type { Store } from "./store.ts";
+import type { AnyToolDefinition } from "./tool.ts";
+import type { BoundaryResult, ErrorResult, RunBudget, RunContext } from "./types.ts";
+
+/** What `authorize` is asked about. */
+export interface AuthorizeRequest {
+  /** The framework's tool call ID. */
+  toolCallId: string;
+  /** The tool. */
+  tool: AnyToolDefinition;
+  /** The input, after schema validation. */
+  input: JsonObject;
+}
+
+/**
+ * Events for the harness's logs and traces. They may carry internal detail (`error`), so they
+ * go to the `observe` hook and nowhere else.
+ */
+export type BoundaryEvent =
+  | {
+    /** A call was refused before its executor ran: no record was created. */
+    type: "call.refused";
+    runId: string;
+    toolCallId: string | null;
+    toolName: string | null;
+    code: ErrorCode;
+    /** A copy of what `invoke` returned to the agent. */
+    result: ErrorResult;
+    /** Internal detail (schema issues, a thrown error); never shown to an agent. */
+    error?: unknown;
+  }
+  | {
+    /** A call that began has ended (its record is READY or ERROR, or could not be written). */
+    type: "call.finished";
+    runId: string;
+    toolCallId: string;
+    toolName: string;
+    status: "READY" | "ERROR";
+    code: ErrorCode | null;
+    durationMs: number;
+    /** A copy of what `invoke` returned to the agent (its evidence, for traces). */
+    result: BoundaryResult;
+    /** Internal detail of a failure; never shown to an agent. */
+    error?: unknown;
+  }
+  | {
+    /** A used key with the same request got its recorded result again: nothing ran. */
+    type: "call.replayed";
+    runId: string;
+    toolCallId: string;
+    toolName: string;
+    /** The recorded status. */
+    status: "READY" | "ERROR";
+    /** The recorded error code of an ERROR record, else `null`. */
+    code: ErrorCode | null;
+    /** A copy of what `invoke` returned to the agent (`replayed: true`). */
+    result: BoundaryResult;
+  }
+  | {
+    /** A run was started. */
+    type: "run.started";
+    runId: string;
+    deadline: number;
+  }
+  | {
+    /** A run was ended and its facts projected. */
+    type: "run.ended";
+    runId: string;
+    facts: number;
+    omitted: number;
+  };
+
+/** Options of {@linkcode ToolBoundary}. */
+export interface ToolBoundaryOptions {
+  /** The canonical store. @default new MemoryStore() */
+  store?: Store;
+  /** The tools agents may call. Names must be unique. */
+  tools: readonly AnyToolDefinition[];
+  /** Byte and count limits; missing ones take {@linkcode DEFAULT_LIMITS}. */
+  limits?: Partial<Limits>;
+  /** TTL of each record, set once at creation. @default 86400000 (24 hours) */
+  recordTtlMs?: number;
+  /** Run length when `startRun` gets neither `deadline` nor `ttlMs`. @default 900000 (15 min) */
+  runTtlMs?: number;
+  /** Budget when `startRun` gets none. @default { calls: 100 } */
+  defaultBudget?: RunBudget;
+  /**
+   * What `invoke` answers for a tool call ID already used in the run with the same request (an
+   * equal input as a JSON value): `"refuse"`, ERROR DUPLICATE_TOOL_CALL; or `"replay"`, the
+   * recorded result exactly as first returned plus `replayed: true` (a record still PROJECTING:
+   * ERROR OUTCOME_UNKNOWN; one that expired: ERROR RECORD_EXPIRED). Either way the tool never
+   * runs again and no budget is used; another request under a used ID is TOOL_CALL_CONFLICT.
+   * @default "refuse"
+   */
+  onDuplicate?: "refuse" | "replay";
+  /** Decides whether a call is allowed; anything but `true` (or a throw) refuses it. */
+  authorize?: (run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>;
+  /**
+   * Milliseconds `authorize` may take. A call whose `authorize` has not answered by then, or by
+   * the run deadline if that comes first, is refused (UNAUTHORIZED, or DEADLINE_EXCEEDED) and
+   * creates no record. @default 10000 (10 s)
+   */
+  authorizeTimeoutMs?: number;
+  /** Receives events with internal detail, for harness logs and traces. Errors it throws are ignored. */
+  observe?: (event: BoundaryEvent) => void;
+  /** Epoch ms clock; readings are rounded down to whole milliseconds. @default Date.now */
+  clock?: () => number;
+}
+
+/** Options of {@linkcode ToolBoundary.startRun}. */
+export interface StartRunOptions {
+  /** A run ID to use; generated (a UUID) when omitted. */
+  runId?: string;
+  /** Epoch ms or a Date; wins over `ttlMs`. */
+  deadline?: number | Date;
+  /** Run length from now, in ms. */
+  ttlMs?: number;
+  /** Call budgets. */
+  budget?: RunBudget;
+}
+
+/** Options of {@linkcode ToolBoundary.invoke}. */
+export interface InvokeOptions {
+  /**
+   * The agent framework's cancellation. Aborted before the call begins: ERROR CANCELLED, no
+   * record, the tool never runs. Aborted while the store begins the call: its record ends ERROR
+   * CANCELLED and the tool never runs. Aborted while the tool or its projector runs: the tool's
+   * `ctx.signal` fires with the same reason and the record ends ERROR CANCELLED (a tool that
+   * ran out of time first stays TOOL_TIMEOUT).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { defineTool, type InvokeOptions, ToolBoundary } from "@tool-boundary/core";
+   * const echo = defineTool({
+   *   name: "echo",
+   *   readOnly: true,
+   *   execute: (input) => input,
+   *   project: () => ({ evidence: "NO_EVIDENCE", scope: "echo", content: null }),
+   * });
+   * const boundary = new ToolBoundary({ tools: [echo] });
+   * const run = await boundary.startRun();
+   * const options: InvokeOptions = { signal: AbortSignal.abort() };
+   * const envelope = { toolCallId: "call_1", runId: run.runId, toolName: "echo", input: {} };
+   * const result = await boundary.invoke(run, envelope, options);
+   * assert.equal(result.status === "ERROR" && result.code, "CANCELLED");
+   * ```
+   */
+  signal?: AbortSignal;
+}

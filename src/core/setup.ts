@@ -1,0 +1,136 @@
+/**
+ * What every operation of a `ToolBoundary` reads: its setup, checked once when the boundary is
+ * created and fixed from then on (but for the runs it has ended), and the one way events reach
+ * the observer.
+ *
+ * @module
+ */
+// The one arrow from the core to a store: `store` is optional and defaults to a MemoryStore
+// (API.md), which needs nothing but the core.
+import { MemoryStore } from "../stores/memory.ts";
+import {
+  checkTtlMs,
+  DEFAULT_AUTHORIZE_TIMEOUT_MS,
+  DEFAULT_BUDGET,
+  DEFAULT_LIMITS,
+  DEFAULT_RECORD_TTL_MS,
+  DEFAULT_RUN_TTL_MS,
+  type Limits,
+} from "./limits.ts";
+import type { AuthorizeRequest, BoundaryEvent, ToolBoundaryOptions } from "./options.ts";
+import type { Store } from "./store.ts";
+import { type AnyToolDefinition, isToolName } from "./tool.ts";
+import type { RunBudget, RunContext } from "./types.ts";
+
+/** What the operations read of their boundary: fixed at construction, but for `ended`. */
+export interface Setup {
+  readonly store: Store;
+  readonly limits: Readonly<Limits>;
+  readonly tools: ReadonlyMap<string, AnyToolDefinition>;
+  readonly recordTtlMs: number;
+  /** Run length when `startRun` gets neither `deadline` nor `ttlMs`. */
+  readonly runTtlMs: number;
+  /** Budget when `startRun` gets none. */
+  readonly defaultBudget: RunBudget;
+  /** What a used key with the same request gets: DUPLICATE_TOOL_CALL, or its recorded result. */
+  readonly onDuplicate: "refuse" | "replay";
+  readonly authorize:
+    | ((run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>)
+    | undefined;
+  readonly authorizeTimeoutMs: number;
+  readonly observe: ((event: BoundaryEvent) => void) | undefined;
+  readonly clock: () => number;
+  /** Runs this boundary has ended: their calls are refused before the store is asked. */
+  readonly ended: WeakSet<RunContext>;
+}
+
+/** The store methods a boundary calls: a store lacking one is refused at construction. */
+const STORE_METHODS = [
+  "startRun",
+  "getRun",
+  "begin",
+  "complete",
+  "get",
+  "endRun",
+  "readFacts",
+  "lookupCall",
+  "listCalls",
+] as const;
+
+/**
+ * Checks the options of a boundary and fills in the defaults.
+ *
+ * @param options As `new ToolBoundary` got them.
+ * @returns The setup every operation reads.
+ * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
+ *   lone surrogate, `store` is not a store, or `onDuplicate` is neither "refuse" nor "replay".
+ * @throws {RangeError} When a limit is not a positive integer or a TTL is not an integer from 1
+ *   to `MAX_TTL_MS`.
+ */
+export function createSetup(options: ToolBoundaryOptions): Setup {
+  if (!options || !Array.isArray(options.tools)) {
+    throw new TypeError("Cannot create ToolBoundary: options.tools must be an array");
+  }
+  const tools = new Map<string, AnyToolDefinition>();
+  for (const tool of options.tools) {
+    // A tool not made by defineTool could still carry a name the wire would change.
+    if (!isToolName(tool?.name)) {
+      throw new TypeError(
+        "Cannot create ToolBoundary: a tool name must be a non-empty string of well-formed Unicode",
+      );
+    }
+    if (tools.has(tool.name)) {
+      throw new TypeError(`Cannot create ToolBoundary: duplicate tool name "${tool.name}"`);
+    }
+    tools.set(tool.name, tool);
+  }
+  const store = options.store ?? new MemoryStore();
+  for (const method of STORE_METHODS) {
+    if (typeof (store as unknown as Record<string, unknown>)[method] !== "function") {
+      throw new TypeError(`Cannot create ToolBoundary: store lacks ${method}()`);
+    }
+  }
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
+  for (const [name, value] of Object.entries(limits)) positive(`limits.${name}`, value);
+  const runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? DEFAULT_RUN_TTL_MS);
+  const clock = options.clock;
+  const onDuplicate = options.onDuplicate ?? "refuse";
+  if (onDuplicate !== "refuse" && onDuplicate !== "replay") {
+    throw new TypeError('Cannot create ToolBoundary: onDuplicate must be "refuse" or "replay"');
+  }
+  return {
+    store,
+    limits: Object.freeze(limits),
+    tools,
+    recordTtlMs: checkTtlMs("recordTtlMs", options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS),
+    runTtlMs,
+    defaultBudget: options.defaultBudget ?? DEFAULT_BUDGET,
+    onDuplicate,
+    authorize: options.authorize,
+    authorizeTimeoutMs: positive(
+      "authorizeTimeoutMs",
+      options.authorizeTimeoutMs ?? DEFAULT_AUTHORIZE_TIMEOUT_MS,
+    ),
+    observe: options.observe,
+    // Whole milliseconds, as every store keeps them (a fractional clock would not cross to Redis).
+    clock: clock === undefined ? Date.now : () => Math.floor(clock()),
+    ended: new WeakSet<RunContext>(),
+  };
+}
+
+/** Gives an event to the observer, whose errors never change an outcome. */
+export function emit(setup: Setup, event: BoundaryEvent): void {
+  if (setup.observe === undefined) return;
+  try {
+    setup.observe(event);
+  } catch {
+    // An observer must never change an outcome.
+  }
+}
+
+function positive(name: string, value: unknown, min = 1): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    throw new RangeError(`Invalid ${name}: expected an integer of at least ${min}`);
+  }
+  return value;
+}
