@@ -51,6 +51,29 @@ import type {
   ToolCallEnvelope,
 } from "@tool-boundary/core";
 
+// `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
+// aliases name them for the docs.
+/**
+ * `RunContext` of `@tool-boundary/core`: the run every call belongs to.
+ * @internal
+ */
+type Run = RunContext;
+/**
+ * `ToolCallEnvelope` of `@tool-boundary/core`: the call as the step makes it.
+ * @internal
+ */
+type Envelope = ToolCallEnvelope;
+/**
+ * `BoundaryResult` of `@tool-boundary/core`: what `invoke` returned.
+ * @internal
+ */
+type Result = BoundaryResult;
+/**
+ * `CanonicalRecord` of `@tool-boundary/core`: what `inspect` returned.
+ * @internal
+ */
+type Recorded = CanonicalRecord;
+
 /** One part of a joined ID: the core's allow-list without `:`, the separator. */
 const PART = /^[A-Za-z0-9_.-]+$/;
 
@@ -160,6 +183,8 @@ export class RetryLaterError extends Error {
   readonly toolCallId: string;
 
   /**
+   * Makes the error for a call.
+   *
    * @param code Why the step should be retried.
    * @param toolCallId The call's tool call ID.
    */
@@ -179,12 +204,12 @@ export class RetryLaterError extends Error {
 export interface Invoker {
   /** `ToolBoundary.invoke`, on a boundary made with `onDuplicate: "replay"`. */
   invoke(
-    run: RunContext,
-    envelope: ToolCallEnvelope,
+    run: Run,
+    envelope: Envelope,
     options?: { signal?: AbortSignal },
-  ): Promise<BoundaryResult>;
+  ): Promise<Result>;
   /** `ToolBoundary.inspect`; used only with `probeAfterMs`. */
-  inspect(runId: string, toolCallId: string): Promise<CanonicalRecord | null>;
+  inspect(runId: string, toolCallId: string): Promise<Recorded | null>;
 }
 
 /** What happened to a call whose outcome was unknown, for the harness's logs and tests. */
@@ -289,10 +314,10 @@ export interface InvokeOnceOptions {
  */
 export async function invokeOnce(
   invoker: Invoker,
-  run: RunContext,
-  envelope: ToolCallEnvelope,
+  run: Run,
+  envelope: Envelope,
   options: InvokeOnceOptions,
-): Promise<BoundaryResult> {
+): Promise<Result> {
   const { onUnknown, probeAfterMs = 0, maxProbes = 3, signal, onOutcomeUnknown } = options;
   if (onUnknown !== "retry" && onUnknown !== "probe") {
     throw new TypeError('Cannot invoke once: onUnknown must be "retry" or "probe"');
@@ -337,7 +362,7 @@ export async function invokeOnce(
 /** Whether a PROJECTING record is old enough to probe (always, when `probeAfterMs` is 0). */
 async function settled(
   invoker: Invoker,
-  run: RunContext,
+  run: Run,
   toolCallId: string,
   probeAfterMs: number,
   clock: () => number,
