@@ -1,0 +1,202 @@
+import assert from "node:assert/strict";
+import { defineTool, MemoryStore, type Store, ToolBoundary } from "@tool-boundary/core";
+import { isSafeToolCallId } from "@tool-boundary/core/store";
+import { STORES } from "../../../tests/support/stores.ts";
+import {
+  invokeOnce,
+  MAX_PROBES,
+  MAX_STEP_TOOL_CALL_ID_LENGTH,
+  probeToolCallId,
+  RetryLaterError,
+  stepToolCallId,
+} from "../mod.ts";
+
+Deno.test("stepToolCallId: safe parts joined, anything else hashed, always within the core's allow-list", async () => {
+  assert.equal(await stepToolCallId(["wf-1", "step_2", "0"]), "wf-1:step_2:0");
+  assert.equal(await stepToolCallId(["..", "."]), "..:."); // not dots only: the core takes it
+  const cases: string[][] = [
+    ["wf", "a:b"], // the separator inside a part
+    ["wf:a", "b"],
+    ["wf", ""],
+    ["."],
+    ["wf", "x".repeat(MAX_STEP_TOOL_CALL_ID_LENGTH)],
+    ["wf", "{braces}", "spaces and ünïcode", "\u0000"],
+    ["y".repeat(1_000)],
+  ];
+  const ids = new Set<string>();
+  for (const parts of cases) {
+    const id = await stepToolCallId(parts);
+    assert.ok(isSafeToolCallId(id), `${JSON.stringify(parts)} -> ${id}`);
+    assert.ok(id.length <= MAX_STEP_TOOL_CALL_ID_LENGTH, id);
+    assert.match(id, /::[A-Za-z0-9_-]{43}$/);
+    assert.ok(isSafeToolCallId(probeToolCallId(id, MAX_PROBES)));
+    assert.equal(await stepToolCallId(parts), id, "the same parts, the same ID");
+    ids.add(id);
+  }
+  assert.equal(ids.size, cases.length, "different parts, different IDs");
+  // The longest joined ID still fits, and its probes too.
+  const longest = await stepToolCallId(["z".repeat(MAX_STEP_TOOL_CALL_ID_LENGTH)]);
+  assert.equal(longest.length, MAX_STEP_TOOL_CALL_ID_LENGTH);
+  assert.ok(isSafeToolCallId(probeToolCallId(longest, MAX_PROBES)));
+});
+
+Deno.test("stepToolCallId and probeToolCallId refuse what is not a step identity or a probe number", async () => {
+  for (const parts of [[], [1], ["a", null], "a", null]) {
+    await assert.rejects(stepToolCallId(parts as never), TypeError);
+  }
+  for (const n of [0, -1, 1.5, MAX_PROBES + 1, NaN]) {
+    assert.throws(() => probeToolCallId("a", n), RangeError);
+  }
+});
+
+/** A boundary over `store` whose tool counts its runs and, while `hold` is set, waits for it. */
+function lookups(store: Store, onDuplicate: "refuse" | "replay" = "replay") {
+  const state: { executions: number; hold: Promise<void> | null } = { executions: 0, hold: null };
+  const lookup = defineTool({
+    name: "lookup",
+    readOnly: true,
+    execute: async (input) => {
+      state.executions++;
+      if (state.hold !== null) await state.hold;
+      return { key: String(input.key) };
+    },
+    project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "the table", content: raw.key }),
+  });
+  return { boundary: new ToolBoundary({ store, tools: [lookup], onDuplicate }), state };
+}
+
+const envelopeOf = (runId: string, toolCallId = "s:1") => ({
+  toolCallId,
+  runId,
+  toolName: "lookup",
+  input: { key: "a" },
+});
+
+const unknownOutcome = (toolCallId: string) => (error: unknown) =>
+  error instanceof RetryLaterError && error.code === "OUTCOME_UNKNOWN" &&
+  error.toolCallId === toolCallId;
+
+for (const { name, open } of STORES) {
+  Deno.test(`invokeOnce (${name}): "retry" backs off while the first attempt runs, then replays its record`, async () => {
+    const { store, close } = await open();
+    try {
+      const { boundary, state } = lookups(store);
+      const run = await boundary.startRun({ runId: `wf-${crypto.randomUUID()}` });
+      const envelope = envelopeOf(run.runId);
+      const held = Promise.withResolvers<void>();
+      state.hold = held.promise;
+      const first = invokeOnce(boundary, run, envelope, { onUnknown: "retry" });
+      while (state.executions === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      const unknowns: string[] = [];
+      await assert.rejects(
+        invokeOnce(boundary, run, envelope, {
+          onUnknown: "retry",
+          onOutcomeUnknown: ({ toolCallId, action }) =>
+            void unknowns.push(`${toolCallId} ${action}`),
+        }),
+        unknownOutcome("s:1"),
+      );
+      assert.deepEqual(unknowns, ["s:1 retry"]);
+      held.resolve();
+      const result = await first;
+      assert.deepEqual(await invokeOnce(boundary, run, envelope, { onUnknown: "retry" }), {
+        ...result,
+        replayed: true,
+      });
+      assert.equal(state.executions, 1);
+      assert.equal((await boundary.listCalls(run.runId)).length, 1);
+    } finally {
+      await close();
+    }
+  });
+
+  Deno.test(`invokeOnce (${name}): "probe" waits out probeAfterMs, then asks again under ::p1, ::p2, up to maxProbes`, async () => {
+    const { store, close } = await open();
+    try {
+      const { boundary, state } = lookups(store);
+      const run = await boundary.startRun({ runId: `wf-${crypto.randomUUID()}` });
+      const envelope = envelopeOf(run.runId);
+      const held = Promise.withResolvers<void>();
+      state.hold = held.promise;
+      // Two attempts that die while the tool runs: the call and its first probe stay PROJECTING.
+      const dying = [
+        boundary.invoke(run, envelope),
+        boundary.invoke(run, { ...envelope, toolCallId: probeToolCallId("s:1", 1) }),
+      ];
+      while (state.executions < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+      const createdAt = (await boundary.inspect(run.runId, "s:1"))!.createdAt;
+      // Too soon: the first attempt may still answer.
+      let now = createdAt + 999;
+      const options = { onUnknown: "probe", probeAfterMs: 1_000, clock: () => now } as const;
+      await assert.rejects(invokeOnce(boundary, run, envelope, options), unknownOutcome("s:1"));
+      // Old enough, but one probe allowed and it is PROJECTING too.
+      now = createdAt + 60_000;
+      await assert.rejects(
+        invokeOnce(boundary, run, envelope, { ...options, maxProbes: 1 }),
+        unknownOutcome("s:1::p1"),
+      );
+      assert.equal(state.executions, 2);
+      state.hold = null;
+      const unknowns: string[] = [];
+      const probed = await invokeOnce(boundary, run, envelope, {
+        ...options,
+        onOutcomeUnknown: ({ toolCallId, action }) => void unknowns.push(`${toolCallId} ${action}`),
+      });
+      assert.deepEqual(unknowns, ["s:1 probe", "s:1::p1 probe"]);
+      assert.equal(probed.toolCallId, "s:1::p2");
+      assert.equal(probed.status === "READY" && probed.content, "a");
+      assert.equal(state.executions, 3);
+      assert.deepEqual(await invokeOnce(boundary, run, envelope, options), {
+        ...probed,
+        replayed: true,
+      });
+      assert.equal(state.executions, 3);
+      held.resolve();
+      await Promise.all(dying);
+      assert.deepEqual((await boundary.listCalls(run.runId)).map((call) => call.toolCallId), [
+        "s:1",
+        "s:1::p1",
+        "s:1::p2",
+      ]);
+    } finally {
+      await close();
+    }
+  });
+}
+
+Deno.test("invokeOnce: refusals are the step's value, a store that fails is a RetryLaterError", async () => {
+  const { boundary } = lookups(new MemoryStore());
+  const run = await boundary.startRun({ budget: { calls: 1 } });
+  const refused = await invokeOnce(boundary, run, { ...envelopeOf(run.runId), input: "[]" }, {
+    onUnknown: "retry",
+  });
+  assert.equal(refused.status === "ERROR" && refused.code, "INVALID_INPUT");
+
+  const failing = new MemoryStore();
+  failing.begin = () => Promise.reject(new Error("the store is down"));
+  const down = lookups(failing);
+  const downRun = await down.boundary.startRun();
+  await assert.rejects(
+    invokeOnce(down.boundary, downRun, envelopeOf(downRun.runId), { onUnknown: "retry" }),
+    (error) => error instanceof RetryLaterError && error.code === "STORE_UNAVAILABLE",
+  );
+  assert.equal(down.state.executions, 0);
+});
+
+Deno.test("invokeOnce: a boundary that refuses duplicates, and bad options, are programming errors", async () => {
+  const { boundary, state } = lookups(new MemoryStore(), "refuse");
+  const run = await boundary.startRun();
+  const envelope = envelopeOf(run.runId);
+  await invokeOnce(boundary, run, envelope, { onUnknown: "retry" });
+  await assert.rejects(invokeOnce(boundary, run, envelope, { onUnknown: "retry" }), TypeError);
+  assert.equal(state.executions, 1);
+  for (
+    const options of [{ onUnknown: "later" }, { onUnknown: "probe", maxProbes: 0 }, {
+      onUnknown: "probe",
+      probeAfterMs: -1,
+    }]
+  ) {
+    await assert.rejects(invokeOnce(boundary, run, envelope, options as never), Error);
+  }
+  assert.equal(state.executions, 1);
+});

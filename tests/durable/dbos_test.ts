@@ -1,0 +1,117 @@
+/**
+ * DBOS (`@dbos-inc/dbos-sdk` under Deno) on a PostgreSQL cluster the test starts: a workflow's
+ * steps call the tool through the boundary, on the UpstashStore (outside the worker's process).
+ * The first attempt of each step dies at another point: the process exits before the call, is
+ * killed while the tool runs (the record stays PROJECTING for good: settled by a probe), exits
+ * after the call returned; or the step throws while the tool runs and the process lives on (the
+ * step's retries back off until the record completes). DBOS recovers the pending workflow when a
+ * new process launches, and retries the step; each tool runs once per call.
+ */
+import assert from "node:assert/strict";
+import { UpstashStore } from "@tool-boundary/core/upstash";
+import { probeToolCallId, stepToolCallId } from "@tool-boundary/durable";
+import { type Child, start } from "../runtime/process.ts";
+import { startUpstashFixture } from "../support/upstash_fixture.ts";
+import { assertOnce, type Outcome, startHarness } from "./harness.ts";
+import { lookupsBoundary, type LookupsInput } from "./lookups.ts";
+import { startPostgres } from "./postgres.ts";
+
+const WORKER = new URL("./dbos_worker.ts", import.meta.url).pathname;
+
+Deno.test("DBOS: every step's tool runs once across process deaths, recovery and step retries", async () => {
+  const postgres = await startPostgres();
+  const fixture = await startUpstashFixture();
+  let worker: Child | undefined;
+  // Kills the worker while the tool of a `kill-during` step runs (SIGTERM: Deno has no handler
+  // for it here, so the process ends at once, its pending call with it).
+  const harness = startHarness(async () => {
+    await worker?.stop();
+  });
+  try {
+    const env = {
+      DBOS_SYSTEM_DATABASE_URL: postgres.url("tool_boundary_durable"),
+      HARNESS_URL: harness.url,
+      UPSTASH_URL: fixture.endpoint.url,
+      UPSTASH_TOKEN: fixture.endpoint.token,
+    };
+    const boundary = lookupsBoundary(
+      new UpstashStore({ redis: fixture.createRedis() }),
+      harness.url,
+    );
+    const runWorkflow = async (lookups: LookupsInput["lookups"]): Promise<Outcome> => {
+      const runId = `wf-${crypto.randomUUID()}`;
+      await boundary.startRun({ runId, ttlMs: 120_000, budget: { calls: 20 } });
+      let values;
+      // A process that died leaves the workflow pending: the next one's launch recovers it.
+      for (let process = 0; values === undefined; process++) {
+        assert.ok(process < 8, "the workflow ends within 8 worker processes");
+        worker = start(Deno.execPath(), [
+          "run",
+          "--allow-all",
+          WORKER,
+          process === 0 ? "start" : "resume",
+          runId,
+        ], {
+          env: { ...env, LOOKUPS_INPUT: JSON.stringify({ runId, lookups }) },
+        });
+        const status = await worker.status;
+        const printed = worker.output().match(/^\{"result":.*$/m);
+        if (status.success) values = JSON.parse(printed![0]).result;
+      }
+      const records = [];
+      for (const value of values) records.push(await boundary.inspect(runId, value.toolCallId));
+      return {
+        runId,
+        values,
+        calls: await boundary.listCalls(runId),
+        records,
+        facts: await boundary.endRun(runId),
+      };
+    };
+
+    const lookups: LookupsInput["lookups"] = [
+      { key: "a", onUnknown: "retry" },
+      { key: "b", onUnknown: "probe" },
+      { key: "c", onUnknown: "retry" },
+      { key: "d", onUnknown: "retry" },
+    ];
+    harness.plan({});
+    const clean = await runWorkflow(lookups);
+    harness.plan({
+      "lookup-a": "exit-before",
+      "lookup-b": "kill-during",
+      "lookup-c": "exit-after",
+      "lookup-d": "throw-during",
+    });
+    const crashed = await runWorkflow(lookups);
+
+    assertOnce(harness, crashed, clean);
+    const [a, b, c, d] = await Promise.all(
+      ["a", "b", "c", "d"].map((key) => stepToolCallId([crashed.runId, `lookup-${key}`])),
+    );
+    const probe = probeToolCallId(b!, 1);
+    assert.deepEqual(crashed.calls.map((call) => call.toolCallId), [a, b, probe, c, d]);
+    // b died with its tool running: its record stays PROJECTING; the probe gave the value.
+    assert.equal(crashed.calls[1]?.status, "PROJECTING");
+    assert.deepEqual(crashed.values.map((value) => value.toolCallId), [a, probe, c, d]);
+    assert.deepEqual(harness.crashes, [
+      "lookup-a before exit",
+      "lookup-c after exit",
+      "lookup-d during throw",
+    ]);
+    assert.deepEqual(harness.unknowns.filter((line) => line.startsWith(b!)), [`${b} probe`]);
+    assert.ok(harness.unknowns.some((line) => line === `${d} retry`));
+    assert.ok(harness.unknowns.every((line) => line === `${b} probe` || line === `${d} retry`));
+    assert.deepEqual(crashed.values.map((value) => value.replayed === true), [
+      false,
+      false,
+      true,
+      true,
+    ]);
+  } finally {
+    await worker?.stop();
+    await harness.stop();
+    await fixture.stop();
+    await postgres.stop();
+  }
+});
