@@ -119,6 +119,7 @@ Deno.test("callTool: READY, NO_EVIDENCE, ERROR, writable and invalid input as MC
     assert.deepEqual(ready, {
       content: [{ type: "text", text: JSON.stringify(readyJson) }],
       structuredContent: readyJson,
+      _meta: meta("call_Ab-9.x:1"), // the ID the call was recorded under
     });
     const record = await boundary.inspect(runId, "call_Ab-9.x:1");
     assert.deepEqual(
@@ -179,6 +180,7 @@ Deno.test("callTool: READY, NO_EVIDENCE, ERROR, writable and invalid input as MC
       _meta: meta(" x"),
     });
     assert.equal((badId.structuredContent as { code: string }).code, "INVALID_TOOL_CALL_ID");
+    assert.equal(badId._meta, undefined); // a refused ID is not echoed
 
     await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), {
       code: -32602,
