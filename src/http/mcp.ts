@@ -1,18 +1,24 @@
 /**
  * `POST /v1/runs/{runId}/mcp`: the boundary of one run as an MCP server. The small part of MCP it
  * needs is spoken here, with no SDK, so the core stays Web APIs + Hono + valibot and runs on
- * Workers: Streamable HTTP, stateless, JSON responses only (no SSE), revisions 2025-11-25,
- * 2025-06-18 and 2025-03-26; methods `initialize`, `ping`, `tools/list`, `tools/call`, and
- * notifications (202, ignored). See docs/mcp.md.
+ * Workers: Streamable HTTP, JSON responses only (no SSE). Revision 2026-07-28 (stateless: every
+ * request carries its revision in `_meta`; `server/discover`, `tools/list`, `tools/call`) beside
+ * 2025-11-25, 2025-06-18 and 2025-03-26 (`initialize`, `ping`, `tools/list`, `tools/call`).
+ * Notifications are 202; `notifications/cancelled` cancels a call of the same session. See
+ * docs/mcp.md.
  *
- * Session IDs are signed, not stored: `<random>.<HMAC(secret, runId, random)>`, valid only on the
- * run they were issued for. They only keep two clients' JSON-RPC ids apart (a call without
- * `_meta` ID gets `<session>:<JSON-RPC id>`); the bearer token is still checked on every request.
+ * Session IDs (before 2026-07-28) are signed, not stored: `<random>.<HMAC(secret, runId,
+ * random)>`, valid only on the run they were issued for. They only keep two clients' JSON-RPC ids
+ * apart (a call without `_meta` ID gets `<session>:<JSON-RPC id>`); the bearer token is still
+ * checked on every request. At 2026-07-28 a call without `_meta` ID gets a fresh random ID.
+ *
+ * A dropped connection does not cancel a call (the request's signal is not passed on): the call
+ * runs to its end and is recorded, as on the tool-call route.
  *
  * @module
  */
 import type { Context } from "hono";
-import { TOOL_CALL_ID_META } from "../core/ids.ts";
+import { isSafeToolCallId, TOOL_CALL_ID_META } from "../core/ids.ts";
 import type { ToolBoundary } from "../core/boundary.ts";
 import type { BoundaryResult } from "../core/types.ts";
 import type { AppEnv } from "./auth.ts";
@@ -20,10 +26,29 @@ import { newSessionId, type Signer, verifySessionId } from "./run_token.ts";
 import type { RunCache } from "./run_cache.ts";
 import { callError } from "./status.ts";
 
-/** The MCP revisions served, newest first; `initialize` falls back to the first. */
-export const MCP_PROTOCOL_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26"] as const;
+/** The MCP revisions served, newest first. */
+export const MCP_PROTOCOL_VERSIONS = [
+  "2026-07-28",
+  "2025-11-25",
+  "2025-06-18",
+  "2025-03-26",
+] as const;
 
 export { TOOL_CALL_ID_META };
+
+// The stateless revision, and those with `initialize` (which falls back to the first of them).
+const STATELESS_VERSION = "2026-07-28";
+const SESSION_VERSIONS: readonly string[] = MCP_PROTOCOL_VERSIONS.slice(1);
+const SERVED: readonly string[] = MCP_PROTOCOL_VERSIONS;
+// The per-request `_meta` keys of 2026-07-28.
+const VERSION_META = "io.modelcontextprotocol/protocolVersion";
+const CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities";
+const CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo";
+const SERVER_INFO_META = "io.modelcontextprotocol/serverInfo";
+// A revision name of 2026-07-28 or later (dates compare as strings): a client that asks for one
+// we do not serve gets -32022 with the list, which 2026-era clients read to pick another.
+const isStatelessEra = (version: string) =>
+  /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= STATELESS_VERSION;
 
 // The revision a request without MCP-Protocol-Version is taken to speak (the spec's rule), and
 // the only one of those served with JSON-RPC batches (2025-06-18 removed them).
@@ -47,11 +72,83 @@ export interface McpServer {
   signer: Signer;
   /** Largest request body, in bytes. */
   maxBytes: number;
-  /** `serverInfo` of `initialize`. */
+  /** `serverInfo` of `initialize` (and `_meta` of 2026-07-28 results). */
   serverInfo: { name: string; version: string };
   /** The body of `tools/list`. */
   tools: McpTool[];
+  /** The calls of this process that `notifications/cancelled` can still cancel. */
+  inFlight: InFlightCalls;
 }
+
+/**
+ * The in-flight `tools/call`s of one process, by (run, session, JSON-RPC id), each with the
+ * controller whose signal is the call's. Bounded: past `max` a call is still run, only not
+ * cancellable; an entry is removed when its call ends.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { InFlightCalls } from "@tool-boundary/core/hono";
+ *
+ * const calls = new InFlightCalls(1);
+ * const signal = calls.add("run-1", "session-a", 3);
+ * assert.ok(signal !== undefined);
+ * assert.equal(calls.add("run-1", "session-b", 3), undefined); // full: runs, not cancellable
+ * assert.equal(calls.cancel("run-1", "session-b", 3), false); // another session's id
+ * assert.equal(calls.cancel("run-1", "session-a", "3"), false); // "3" is not 3
+ * assert.equal(calls.cancel("run-1", "session-a", 3), true);
+ * assert.equal(signal.aborted, true);
+ * calls.remove("run-1", "session-a", 3);
+ * assert.equal(calls.size, 0);
+ * ```
+ */
+export class InFlightCalls {
+  readonly #calls = new Map<string, AbortController>();
+  readonly #max: number;
+
+  /** @param max The most calls held at once. */
+  constructor(max = 10_000) {
+    this.#max = max;
+  }
+
+  /** How many calls are held. */
+  get size(): number {
+    return this.#calls.size;
+  }
+
+  /**
+   * Holds a call, unless one with the same key is held or the registry is full.
+   *
+   * @returns The call's signal, or `undefined` when it was not held.
+   */
+  add(runId: string, session: string, id: RpcId): AbortSignal | undefined {
+    const key = inFlightKey(runId, session, id);
+    if (this.#calls.has(key) || this.#calls.size >= this.#max) return undefined;
+    const controller = new AbortController();
+    this.#calls.set(key, controller);
+    return controller.signal;
+  }
+
+  /**
+   * Aborts a held call.
+   *
+   * @returns Whether a call was held under that key.
+   */
+  cancel(runId: string, session: string, id: RpcId): boolean {
+    const controller = this.#calls.get(inFlightKey(runId, session, id));
+    controller?.abort(new DOMException("The client cancelled the request.", "AbortError"));
+    return controller !== undefined;
+  }
+
+  /** Lets a call go (when it ended). */
+  remove(runId: string, session: string, id: RpcId): void {
+    this.#calls.delete(inFlightKey(runId, session, id));
+  }
+}
+
+// The number 1 and the string "1" are different JSON-RPC ids.
+const inFlightKey = (runId: string, session: string, id: RpcId) =>
+  JSON.stringify([runId, session, id]);
 
 /**
  * The MCP server of an app.
@@ -77,13 +174,19 @@ export function mcpServer(
       inputSchema: tool.inputSchema,
       annotations: { readOnlyHint: true },
     })),
+    inFlight: new InFlightCalls(),
   };
 }
 
-type RpcId = string | number;
+/** A JSON-RPC request id. */
+export type RpcId = string | number;
 type RpcReply =
   | { jsonrpc: "2.0"; id: RpcId; result: Record<string, unknown> }
-  | { jsonrpc: "2.0"; id: RpcId | null; error: { code: number; message: string } };
+  | {
+    jsonrpc: "2.0";
+    id: RpcId | null;
+    error: { code: number; message: string; data?: Record<string, unknown> };
+  };
 
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
@@ -91,12 +194,26 @@ const METHOD_NOT_FOUND = -32601;
 const INVALID_PARAMS = -32602;
 // The code the SDK's own server uses for an unknown session (with HTTP 404).
 const SESSION_NOT_FOUND = -32001;
+// 2026-07-28: headers that disagree with the body, and a revision not served.
+const HEADER_MISMATCH = -32020;
+const UNSUPPORTED_VERSION = -32022;
 
-const rpcError = (id: RpcId | null, code: number, message: string): RpcReply => ({
+const rpcError = (
+  id: RpcId | null,
+  code: number,
+  message: string,
+  data?: Record<string, unknown>,
+): RpcReply => ({
   jsonrpc: "2.0",
   id,
-  error: { code, message },
+  error: { code, message, ...(data === undefined ? {} : { data }) },
 });
+
+const unsupported = (id: RpcId | null, requested: string) =>
+  rpcError(id, UNSUPPORTED_VERSION, "Unsupported protocol version.", {
+    supported: [...SERVED],
+    requested,
+  });
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -108,10 +225,12 @@ interface Exchange {
   boundary: ToolBoundary;
   runs: RunCache;
   runId: string;
-  /** The verified session of the request, if it sent one. */
+  /** The verified session of the request, if it sent one (never at 2026-07-28). */
   session: string | null;
   /** The session issued by an `initialize` in this request. */
   issued: string | null;
+  /** Whether the request speaks 2026-07-28. */
+  stateless: boolean;
 }
 
 /**
@@ -139,16 +258,16 @@ export async function serveMcp(
   if (type !== "application/json") {
     return reply(rpcError(null, INVALID_REQUEST, "Content-Type must be application/json."), 415);
   }
-  const version = c.req.header("mcp-protocol-version");
-  if (version !== undefined && !(MCP_PROTOCOL_VERSIONS as readonly string[]).includes(version)) {
-    return reply(rpcError(null, INVALID_REQUEST, "Unsupported MCP-Protocol-Version."), 400);
+  const version = c.req.header("mcp-protocol-version")?.trim();
+  if (version !== undefined && !SERVED.includes(version)) {
+    return reply(
+      isStatelessEra(version)
+        ? unsupported(null, version)
+        : rpcError(null, INVALID_REQUEST, "Unsupported MCP-Protocol-Version."),
+      400,
+    );
   }
   const runId = c.req.param("runId")!;
-  const session = c.req.header("mcp-session-id") ?? null;
-  if (session !== null && !await verifySessionId(mcp.signer, session, runId)) {
-    // 404 tells the client to start a new session (initialize without a session ID).
-    return reply(rpcError(null, SESSION_NOT_FOUND, "Session not found."), 404);
-  }
   const text = await readLimited(c.req.raw, mcp.maxBytes);
   if (text === null) return reply(rpcError(null, INVALID_REQUEST, "Request too large."), 413);
   let message: unknown;
@@ -157,7 +276,50 @@ export async function serveMcp(
   } catch {
     return reply(rpcError(null, PARSE_ERROR, "Parse error."), 400);
   }
-  const exchange: Exchange = { c, mcp, boundary, runs, runId, session, issued: null };
+  // The revision is the body's (2026-07-28 names it in every request's `_meta`), the header a
+  // check on it; a batch is never 2026-07-28.
+  const stateless = Array.isArray(message)
+    ? message.some((item) => claimOf(item) !== undefined)
+    : claimOf(message) !== undefined || version === STATELESS_VERSION;
+  if (Array.isArray(message) && stateless) {
+    return reply(rpcError(null, INVALID_REQUEST, "Batches are not part of 2026-07-28."), 400);
+  }
+  if (stateless) {
+    const refusal = checkStateless(c, message, version);
+    if (refusal === "legacy") {
+      // An envelope naming an older revision: that revision's rules (and its session) apply.
+    } else if (refusal !== null) {
+      return reply(refusal, 400);
+    } else {
+      const exchange: Exchange = {
+        c,
+        mcp,
+        boundary,
+        runs,
+        runId,
+        session: null,
+        issued: null,
+        stateless: true,
+      };
+      const answer = await answer1(exchange, message, false);
+      return answer === null ? c.body(null, 202) : reply(answer, 200);
+    }
+  }
+  const session = c.req.header("mcp-session-id") ?? null;
+  if (session !== null && !await verifySessionId(mcp.signer, session, runId)) {
+    // 404 tells the client to start a new session (initialize without a session ID).
+    return reply(rpcError(null, SESSION_NOT_FOUND, "Session not found."), 404);
+  }
+  const exchange: Exchange = {
+    c,
+    mcp,
+    boundary,
+    runs,
+    runId,
+    session,
+    issued: null,
+    stateless: false,
+  };
   if (Array.isArray(message)) {
     if ((version ?? DEFAULT_VERSION) !== DEFAULT_VERSION) {
       return reply(rpcError(null, INVALID_REQUEST, "Batches are not part of this revision."), 400);
@@ -178,6 +340,93 @@ export async function serveMcp(
   return reply(answer, malformed ? 400 : 200);
 }
 
+/** The `_meta` of a message's params, when both are objects. */
+function metaOf(message: unknown): Record<string, unknown> | undefined {
+  if (!isObject(message) || !isObject(message.params)) return undefined;
+  const meta = message.params._meta;
+  return isObject(meta) ? meta : undefined;
+}
+
+/** The revision a message's `_meta` claims (2026-07-28's envelope), present or not valid. */
+function claimOf(message: unknown): unknown {
+  const meta = metaOf(message);
+  return meta !== undefined && Object.hasOwn(meta, VERSION_META) ? meta[VERSION_META] : undefined;
+}
+
+/**
+ * The checks of a 2026-07-28 message before its method: the envelope, the revision it names,
+ * and the standard headers against the body. `null` when it passes, `"legacy"` when its envelope
+ * names an older revision, else the error to answer with HTTP 400.
+ */
+function checkStateless(
+  c: Context<AppEnv>,
+  message: unknown,
+  header: string | undefined,
+): RpcReply | "legacy" | null {
+  if (!isObject(message) || typeof message.method !== "string") {
+    // A response posted to a stateless server, or no JSON-RPC message at all.
+    return rpcError(null, INVALID_REQUEST, "Invalid request.");
+  }
+  const id = typeof message.id === "string" ||
+      (typeof message.id === "number" && Number.isFinite(message.id))
+    ? message.id
+    : null;
+  const isRequest = "id" in message;
+  const meta = metaOf(message);
+  const claim = claimOf(message);
+  if (claim === undefined) {
+    // The header names 2026-07-28 and the body has no envelope.
+    return isRequest ? rpcError(id, INVALID_PARAMS, `Missing _meta["${VERSION_META}"].`) : null;
+  }
+  if (typeof claim !== "string") {
+    return rpcError(id, INVALID_PARAMS, `_meta["${VERSION_META}"] must be a string.`);
+  }
+  if (header !== undefined && header !== claim) {
+    return rpcError(id, HEADER_MISMATCH, "MCP-Protocol-Version does not match the body.");
+  }
+  const methodHeader = c.req.header("mcp-method")?.trim();
+  if (methodHeader !== undefined && methodHeader !== message.method) {
+    return rpcError(id, HEADER_MISMATCH, "Mcp-Method does not match the body.");
+  }
+  if (SESSION_VERSIONS.includes(claim)) return "legacy";
+  if (claim !== STATELESS_VERSION) return unsupported(id, claim);
+  if (!isRequest) return null; // a notification needs no capabilities or headers
+  if (isObject(meta) && !isObject(meta[CAPABILITIES_META])) {
+    return rpcError(id, INVALID_PARAMS, `_meta["${CAPABILITIES_META}"] must be an object.`);
+  }
+  const info = meta?.[CLIENT_INFO_META];
+  if (info !== undefined && !isObject(info)) {
+    return rpcError(id, INVALID_PARAMS, `_meta["${CLIENT_INFO_META}"] must be an object.`);
+  }
+  if (header === undefined) {
+    return rpcError(id, HEADER_MISMATCH, "MCP-Protocol-Version is required.");
+  }
+  if (methodHeader === undefined) return rpcError(id, HEADER_MISMATCH, "Mcp-Method is required.");
+  if (message.method === "tools/call" && isObject(message.params)) {
+    const name = message.params.name;
+    const nameHeader = c.req.header("mcp-name")?.trim();
+    if (typeof name === "string") {
+      if (nameHeader === undefined) return rpcError(id, HEADER_MISMATCH, "Mcp-Name is required.");
+      if (decodeHeaderValue(nameHeader) !== name) {
+        return rpcError(id, HEADER_MISMATCH, "Mcp-Name does not match the body.");
+      }
+    }
+  }
+  return null;
+}
+
+/** A header value as 2026-07-28 writes it: plain, or `=?base64?<UTF-8 as base64>?=`. */
+function decodeHeaderValue(value: string): string | undefined {
+  const sentinel = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/.exec(value);
+  if (sentinel === null) return value;
+  try {
+    const bytes = Uint8Array.from(atob(sentinel[1]!), (char) => char.charCodeAt(0));
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The reply to one message; `null` for a notification or a client's response. */
 async function answer1(
   x: Exchange,
@@ -195,7 +444,16 @@ async function answer1(
     const isResponse = validId && ("result" in message || "error" in message);
     return isResponse ? null : rpcError(validId ? id : null, INVALID_REQUEST, "Invalid request.");
   }
-  if (!("id" in message)) return null; // a notification
+  if (!("id" in message)) {
+    // A notification. Only a cancel of this session's own call does anything.
+    if (method === "notifications/cancelled" && x.session !== null && isObject(params)) {
+      const target = params.requestId;
+      if (typeof target === "string" || typeof target === "number") {
+        x.mcp.inFlight.cancel(x.runId, x.session, target);
+      }
+    }
+    return null;
+  }
   if (!validId) return rpcError(null, INVALID_REQUEST, "Invalid request.");
   if (params !== undefined && !isObject(params)) {
     return rpcError(id, INVALID_PARAMS, "Invalid params.");
@@ -203,8 +461,25 @@ async function answer1(
   const result = (value: Record<string, unknown>): RpcReply => ({
     jsonrpc: "2.0",
     id,
-    result: value,
+    result: x.stateless ? stateless(x.mcp, value) : value,
   });
+  if (x.stateless) {
+    switch (method) {
+      case "server/discover":
+        return result({
+          supportedVersions: [...SERVED],
+          capabilities: { tools: {} },
+          ...NOT_CACHED,
+        });
+      case "tools/list":
+        return result({ tools: x.mcp.tools, ...NOT_CACHED });
+      case "tools/call":
+        return stateless1(x.mcp, await callTool(x, id, params ?? {}));
+      default:
+        // `initialize` and `ping` are not part of 2026-07-28.
+        return rpcError(id, METHOD_NOT_FOUND, "Method not found.");
+    }
+  }
   switch (method) {
     case "initialize": {
       if (inBatch) return rpcError(id, INVALID_REQUEST, "initialize must not be in a batch.");
@@ -212,9 +487,7 @@ async function answer1(
       if (typeof asked !== "string") return rpcError(id, INVALID_PARAMS, "Invalid params.");
       x.issued = await newSessionId(x.mcp.signer, x.runId);
       return result({
-        protocolVersion: (MCP_PROTOCOL_VERSIONS as readonly string[]).includes(asked)
-          ? asked
-          : MCP_PROTOCOL_VERSIONS[0],
+        protocolVersion: SESSION_VERSIONS.includes(asked) ? asked : SESSION_VERSIONS[0],
         capabilities: { tools: {} },
         serverInfo: x.mcp.serverInfo,
       });
@@ -230,6 +503,24 @@ async function answer1(
   }
 }
 
+// A listing is this app's and may change when it restarts: no client keeps it.
+const NOT_CACHED = { ttlMs: 0, cacheScope: "private" } as const;
+
+/** A result as 2026-07-28 has it: `resultType`, and the server named in `_meta`. */
+function stateless(mcp: McpServer, value: Record<string, unknown>): Record<string, unknown> {
+  const meta = isObject(value._meta) ? value._meta : {};
+  return {
+    resultType: "complete",
+    ...value,
+    _meta: { ...meta, [SERVER_INFO_META]: mcp.serverInfo },
+  };
+}
+
+/** A `tools/call` reply of 2026-07-28 (its errors stay as they are). */
+function stateless1(mcp: McpServer, reply: RpcReply): RpcReply {
+  return "result" in reply ? { ...reply, result: stateless(mcp, reply.result) } : reply;
+}
+
 async function callTool(
   x: Exchange,
   id: RpcId,
@@ -242,11 +533,6 @@ async function callTool(
   // MCP reports an unknown tool as a protocol error; a writable one reaches the boundary, which
   // answers NOT_READ_ONLY.
   if (!x.boundary.tools.has(name)) return rpcError(id, INVALID_PARAMS, "Unknown tool.");
-  const reply = (value: BoundaryResult): RpcReply => ({
-    jsonrpc: "2.0",
-    id,
-    result: toolResult(value),
-  });
   const sent = meta !== undefined && Object.hasOwn(meta, TOOL_CALL_ID_META)
     ? meta[TOOL_CALL_ID_META]
     : undefined;
@@ -254,21 +540,64 @@ async function callTool(
     ? sent
     : x.session !== null
     ? `${x.session}:${typeof id === "number" ? String(id) : id}`
+    : x.stateless
+    ? mintToolCallId()
     : undefined;
+  const reply = (value: BoundaryResult): RpcReply => ({
+    jsonrpc: "2.0",
+    id,
+    result: toolResult(value, isSafeToolCallId(toolCallId) ? toolCallId : null),
+  });
   if (typeof toolCallId !== "string") return reply(callError(null, "INVALID_TOOL_CALL_ID"));
   const run = await x.runs.get(x.runId, x.boundary);
   if (run === null) return reply(callError(toolCallId, "RUN_NOT_FOUND"));
-  return reply(
-    await x.boundary.invoke(
-      run,
-      { toolCallId, runId: x.runId, toolName: name, input },
-      { signal: x.c.req.raw.signal },
-    ),
+  // Not the request's signal: a dropped connection is not a cancel (the MCP transport says so
+  // before 2026-07-28, and a retry should find the call's real outcome). A session's call can be
+  // cancelled by its `notifications/cancelled`, while this process runs it.
+  const session = x.session;
+  const signal = session === null ? undefined : x.mcp.inFlight.add(x.runId, session, id);
+  const done = x.boundary.invoke(
+    run,
+    { toolCallId, runId: x.runId, toolName: name, input },
+    signal === undefined ? {} : { signal },
   );
+  keepAlive(x.c, done);
+  try {
+    return reply(await done);
+  } finally {
+    if (signal !== undefined) x.mcp.inFlight.remove(x.runId, session!, id);
+  }
 }
 
-/** A boundary result as a `CallToolResult`: the same JSON as structured content and as text. */
-function toolResult(result: BoundaryResult): Record<string, unknown> {
+/** A fresh tool call ID for a 2026-07-28 call without `_meta` ID: `mcp-` and 128 random bits. */
+function mintToolCallId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `mcp-${
+    btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
+      .replace(/=+$/, "")
+  }`;
+}
+
+/**
+ * On Workers, keeps the isolate until the call ended even when the client went away first (a
+ * handler may otherwise be cut when its client disconnects). Elsewhere there is no execution
+ * context (Hono's getter throws) and nothing cuts a running handler.
+ */
+function keepAlive(c: Context<AppEnv>, done: Promise<unknown>): void {
+  let ctx: { waitUntil(promise: Promise<unknown>): void } | undefined;
+  try {
+    ctx = c.executionCtx;
+  } catch {
+    return;
+  }
+  ctx?.waitUntil(done.catch(() => {}));
+}
+
+/**
+ * A boundary result as a `CallToolResult`: the same JSON as structured content and as text, and
+ * the tool call ID it was recorded under in `_meta`.
+ */
+function toolResult(result: BoundaryResult, toolCallId: string | null): Record<string, unknown> {
   const structured = result.status === "READY"
     ? { evidence: result.evidence, scope: result.scope, content: result.content }
     : {
@@ -280,6 +609,7 @@ function toolResult(result: BoundaryResult): Record<string, unknown> {
     content: [{ type: "text", text: JSON.stringify(structured) }],
     structuredContent: structured,
     ...(result.status === "ERROR" ? { isError: true } : {}),
+    ...(toolCallId === null ? {} : { _meta: { [TOOL_CALL_ID_META]: toolCallId } }),
   };
 }
 

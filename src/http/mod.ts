@@ -72,7 +72,13 @@ import {
   toolCallBodyLimit,
 } from "./body.ts";
 import { serveInspector } from "./inspector.ts";
-import { MCP_PROTOCOL_VERSIONS, mcpServer, TOOL_CALL_ID_META } from "./mcp.ts";
+import {
+  InFlightCalls,
+  MCP_PROTOCOL_VERSIONS,
+  mcpServer,
+  type RpcId,
+  TOOL_CALL_ID_META,
+} from "./mcp.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
 import { RunCache } from "./run_cache.ts";
@@ -98,9 +104,11 @@ export {
   HTTP_ERROR_MESSAGES,
   HTTP_STATUS_BY_CODE,
   type HttpErrorCode,
+  InFlightCalls,
   MCP_PROTOCOL_VERSIONS,
   MIN_SECRET_LENGTH,
   type Role,
+  type RpcId,
   TOOL_CALL_ID_META,
   toolCallBodyLimit,
 };

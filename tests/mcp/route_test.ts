@@ -7,6 +7,10 @@ import * as v from "valibot";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+} from "@modelcontextprotocol/client";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
 import { createApp, type CreateAppOptions, TOOL_CALL_ID_META } from "../../src/http/mod.ts";
 import { Signer, signRunToken } from "../../src/http/run_token.ts";
@@ -124,6 +128,7 @@ Deno.test("callTool: READY, NO_EVIDENCE, ERROR, writable and invalid input as MC
     assert.deepEqual(ready, {
       content: [{ type: "text", text: JSON.stringify(readyJson) }],
       structuredContent: readyJson,
+      _meta: meta("call_Ab-9.x:1"), // the ID the call was recorded under
     });
     const record = await boundary.inspect(runId, "call_Ab-9.x:1");
     assert.deepEqual(
@@ -184,6 +189,7 @@ Deno.test("callTool: READY, NO_EVIDENCE, ERROR, writable and invalid input as MC
       _meta: meta(" x"),
     });
     assert.equal((badId.structuredContent as { code: string }).code, "INVALID_TOOL_CALL_ID");
+    assert.equal(badId._meta, undefined); // a refused ID is not echoed
 
     await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), {
       code: -32602,
@@ -457,4 +463,243 @@ Deno.test("a run token works on its own run's tool calls and MCP route, and nowh
   }
   // The static agent token still works on any run.
   assert.equal((await toolCall(two.runId, AGENT, "t7")).status, 200);
+});
+
+Deno.test("the 2.x client speaks 2026-07-28: server/discover, no initialize, no session; calls without _meta ID get fresh IDs", async () => {
+  const { startRun, fetchApp, boundary } = setup();
+  const { runId } = await startRun();
+  const seen: { method: string; version: string | null; session: string | null }[] = [];
+  const logged = async (input: string | URL | Request, init?: RequestInit) => {
+    const req = new Request(input, init);
+    const body = req.method === "POST" ? await req.clone().json() : null;
+    seen.push({
+      method: body?.method ?? req.method,
+      version: req.headers.get("mcp-protocol-version"),
+      session: req.headers.get("mcp-session-id"),
+    });
+    return fetchApp(req);
+  };
+  const client = new ClientV2({ name: "v2", version: "1.0.0" }, {
+    versionNegotiation: { mode: "auto" },
+  });
+  await client.connect(
+    new TransportV2(new URL(`${BASE}/v1/runs/${runId}/mcp`), {
+      fetch: logged,
+      requestInit: { headers: { authorization: `Bearer ${AGENT}` } },
+    }),
+  );
+  try {
+    assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
+    assert.equal(client.getProtocolEra(), "modern");
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((tool) => tool.name === "lookup"));
+    const first = await client.callTool({ name: "lookup", arguments: { key: "a" } });
+    const again = await client.callTool({ name: "lookup", arguments: { key: "a" } });
+    const named = await client.callTool({
+      name: "lookup",
+      arguments: { key: "b" },
+      _meta: meta("call_v2"),
+    });
+    assert.deepEqual(first.structuredContent, {
+      evidence: "EVIDENCE_FOUND",
+      scope: "the lookup table",
+      content: { found: true },
+    });
+    const ids = [first, again, named].map((result) => result._meta?.[TOOL_CALL_ID_META]);
+    assert.match(String(ids[0]), /^mcp-[A-Za-z0-9_-]{22}$/);
+    assert.notEqual(ids[0], ids[1]); // the same request twice is two calls
+    assert.equal(ids[2], "call_v2");
+    for (const id of ids) {
+      assert.equal((await boundary.inspect(runId, String(id)))?.status, "READY");
+    }
+  } finally {
+    await client.close();
+  }
+  assert.deepEqual(seen.map((request) => request.method), [
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "tools/call",
+    "tools/call",
+  ]);
+  assert.ok(seen.every((request) => request.version === "2026-07-28" && request.session === null));
+});
+
+Deno.test("2026-07-28 by hand: discover, results, and the hostile envelope, headers, batches and methods", async () => {
+  const { startRun, post, boundary } = setup();
+  const { runId } = await startRun();
+  const envelope = (extra: Record<string, unknown> = {}) => ({
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    ...extra,
+  });
+  const modern = (method: string, params: Record<string, unknown> = {}, id: unknown = 1) => ({
+    jsonrpc: "2.0",
+    id,
+    method,
+    params: { ...params, _meta: { ...envelope(), ...(params._meta as object ?? {}) } },
+  });
+  const headers = (method: string, extra: Record<string, string> = {}) => ({
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": method,
+    ...extra,
+  });
+  const answer = async (res: Response) => [res.status, await res.json()];
+
+  const [status, discover] = await answer(
+    await post(runId, modern("server/discover"), headers("server/discover")),
+  );
+  assert.equal(status, 200);
+  assert.deepEqual(discover, {
+    jsonrpc: "2.0",
+    id: 1,
+    result: {
+      resultType: "complete",
+      supportedVersions: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"],
+      capabilities: { tools: {} },
+      ttlMs: 0,
+      cacheScope: "private",
+      _meta: { "io.modelcontextprotocol/serverInfo": { name: "tool-boundary", version: "0.1.0" } },
+    },
+  });
+  const call = modern("tools/call", { name: "lookup", arguments: { key: "a" } });
+  const called = await post(runId, call, headers("tools/call", { "mcp-name": "lookup" }));
+  assert.equal(called.headers.get("mcp-session-id"), null);
+  const result = (await called.json()).result;
+  assert.equal(result.resultType, "complete");
+  assert.equal(result.structuredContent.evidence, "EVIDENCE_FOUND");
+  // Mcp-Name as the base64 form 2026-07-28 clients use for values that are not plain ASCII.
+  const encoded = await post(
+    runId,
+    call,
+    headers("tools/call", { "mcp-name": `=?base64?${btoa("lookup")}?=` }),
+  );
+  assert.equal((await encoded.json()).result.structuredContent.evidence, "EVIDENCE_FOUND");
+
+  const code = async (res: Response) => {
+    const body = await res.json();
+    return [res.status, body.error?.code, body.error?.data];
+  };
+  const supported = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"];
+  const cases: [string, unknown, Record<string, string>, unknown[]][] = [
+    [
+      "no envelope, 2026 header",
+      { jsonrpc: "2.0", id: 1, method: "tools/list" },
+      headers(
+        "tools/list",
+      ),
+      [400, -32602, undefined],
+    ],
+    [
+      "version not a string",
+      modern("tools/list", { _meta: { "io.modelcontextprotocol/protocolVersion": 7 } }),
+      headers("tools/list"),
+      [400, -32602, undefined],
+    ],
+    [
+      "capabilities missing",
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: { _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28" } },
+      },
+      headers("tools/list"),
+      [400, -32602, undefined],
+    ],
+    [
+      "clientInfo not an object",
+      modern("tools/list", { _meta: { "io.modelcontextprotocol/clientInfo": "me" } }),
+      headers("tools/list"),
+      [400, -32602, undefined],
+    ],
+    [
+      "a future revision in the envelope",
+      modern("server/discover", {
+        _meta: { "io.modelcontextprotocol/protocolVersion": "2027-01-01" },
+      }),
+      { "mcp-protocol-version": "2027-01-01", "mcp-method": "server/discover" },
+      [400, -32022, { supported, requested: "2027-01-01" }],
+    ],
+    [
+      "a future revision in the envelope, no header",
+      modern("server/discover", {
+        _meta: { "io.modelcontextprotocol/protocolVersion": "2027-01-01" },
+      }),
+      { "mcp-method": "server/discover" },
+      [400, -32022, { supported, requested: "2027-01-01" }],
+    ],
+    ["header and envelope disagree", modern("tools/list"), {
+      "mcp-protocol-version": "2025-11-25",
+      "mcp-method": "tools/list",
+    }, [400, -32020, undefined]],
+    ["no MCP-Protocol-Version", modern("tools/list"), { "mcp-method": "tools/list" }, [
+      400,
+      -32020,
+      undefined,
+    ]],
+    ["no Mcp-Method", modern("tools/list"), { "mcp-protocol-version": "2026-07-28" }, [
+      400,
+      -32020,
+      undefined,
+    ]],
+    ["Mcp-Method disagrees", modern("tools/list"), headers("tools/call"), [400, -32020, undefined]],
+    ["no Mcp-Name", call, headers("tools/call"), [400, -32020, undefined]],
+    ["Mcp-Name disagrees", call, headers("tools/call", { "mcp-name": "crash" }), [
+      400,
+      -32020,
+      undefined,
+    ]],
+    ["Mcp-Name a broken base64", call, headers("tools/call", { "mcp-name": "=?base64?%%?=" }), [
+      400,
+      -32020,
+      undefined,
+    ]],
+    ["discover in a batch", [modern("server/discover")], {}, [400, -32600, undefined]],
+    ["a 2026 header on a batch", [{ jsonrpc: "2.0", id: 1, method: "ping" }], {
+      "mcp-protocol-version": "2026-07-28",
+    }, [400, -32600, undefined]],
+    ["a response posted", { jsonrpc: "2.0", id: 1, result: {} }, {
+      "mcp-protocol-version": "2026-07-28",
+    }, [400, -32600, undefined]],
+    ["unknown method", modern("resources/list"), headers("resources/list"), [
+      200,
+      -32601,
+      undefined,
+    ]],
+    ["initialize is not of 2026-07-28", modern("initialize"), headers("initialize"), [
+      200,
+      -32601,
+      undefined,
+    ]],
+    ["ping is not of 2026-07-28", modern("ping"), headers("ping"), [200, -32601, undefined]],
+    [
+      "unknown tool",
+      modern("tools/call", { name: "nope" }),
+      headers("tools/call", {
+        "mcp-name": "nope",
+      }),
+      [200, -32602, undefined],
+    ],
+    ["a future revision in the header", { jsonrpc: "2.0", id: 1, method: "tools/list" }, {
+      "mcp-protocol-version": "2030-01-01",
+    }, [400, -32022, { supported, requested: "2030-01-01" }]],
+  ];
+  for (const [name, body, extra, expected] of cases) {
+    assert.deepEqual(await code(await post(runId, body, extra)), expected, name);
+  }
+  // Notifications are 202 with or without an envelope; a 2025 envelope is that revision's request.
+  const note = await post(runId, {
+    jsonrpc: "2.0",
+    method: "notifications/cancelled",
+    params: { requestId: 1, _meta: envelope() },
+  }, { "mcp-protocol-version": "2026-07-28" });
+  assert.deepEqual([note.status, await note.text()], [202, ""]);
+  const old = await post(
+    runId,
+    modern("ping", { _meta: { "io.modelcontextprotocol/protocolVersion": "2025-11-25" } }),
+  );
+  assert.deepEqual(await old.json(), { jsonrpc: "2.0", id: 1, result: {} });
+  // Nothing refused reached a record: only the two good calls are there.
+  assert.equal((await boundary.listCalls(runId)).length, 2);
 });

@@ -1,9 +1,9 @@
 /**
  * The AI SDK's own MCP client (`createMCPClient` of `@ai-sdk/mcp`) drives a whole `generateText`
  * tool loop, with the `ai` package's mock model, through `POST /v1/runs/{runId}/mcp` of the app
- * served over real HTTP: its protocol negotiation (a `server/discover` probe at 2026-07-28, then
- * `initialize` at 2025-11-25), what the model receives as tool results, and the records the
- * harness reads afterwards, keyed `<Mcp-Session-Id>:<JSON-RPC id>`.
+ * served over real HTTP: its protocol negotiation (`server/discover` at 2026-07-28, answered, so
+ * no `initialize` and no session; with discovery off, `initialize` at 2025-11-25), what the model
+ * receives as tool results, and the records the harness reads afterwards.
  */
 import assert from "node:assert/strict";
 import { createMCPClient } from "@ai-sdk/mcp";
@@ -67,11 +67,12 @@ function serve() {
   return { base, seen, harness, stop: () => server.shutdown() };
 }
 
+const SERVER_INFO = { name: "tool-boundary", version: "0.1.0" };
 /** The `initialize` result of the route, as the client keeps it. */
 const initialized = {
   protocolVersion: "2025-11-25",
   capabilities: { tools: {} },
-  serverInfo: { name: "tool-boundary", version: "0.1.0" },
+  serverInfo: SERVER_INFO,
 };
 
 /** A value as JSON carries it (the SDK's messages hold `providerOptions: undefined`). */
@@ -79,7 +80,7 @@ function plain(value: unknown): unknown {
   return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
 }
 
-Deno.test("@ai-sdk/mcp: a generateText tool loop through the MCP route, after the 2026-07-28 probe", async () => {
+Deno.test("@ai-sdk/mcp: a generateText tool loop through the MCP route at 2026-07-28, without falling back", async () => {
   const { base, seen, harness, stop } = serve();
   try {
     const { runId, agentToken } = await harness("/v1/runs", { ttlMs: 60_000 });
@@ -94,7 +95,12 @@ Deno.test("@ai-sdk/mcp: a generateText tool loop through the MCP route, after th
     let model: MockLanguageModelV4;
     let text: string;
     try {
-      assert.deepEqual(mcp.initializeResult, initialized);
+      // What the client keeps from `server/discover` (no `initialize` was sent).
+      assert.deepEqual(plain(mcp.initializeResult), {
+        protocolVersion: "2026-07-28",
+        capabilities: { tools: {} },
+        serverInfo: SERVER_INFO,
+      });
       // The route lists the read-only tools only. A client that knows a writable tool's name
       // anyway (a stale config, a model told to try it) can still build and call it: the
       // boundary, not the listing, is what refuses it.
@@ -170,114 +176,80 @@ Deno.test("@ai-sdk/mcp: a generateText tool loop through the MCP route, after th
     });
     assert.ok(!JSON.stringify(plain(model.doGenerateCalls)).includes(CANARY_SECRET));
 
-    // What the server received, in order. The probe: `server/discover` at 2026-07-28, answered
-    // 400 with JSON-RPC -32600 and id null. The client reads a JSON-RPC error that is not one of
-    // the 2026-07-28 codes (-32020..-32022) as "not a 2026-07-28 server" and initializes.
-    const posts = seen.filter((request) => request.method === "POST");
-    assert.deepEqual(posts[0], {
-      method: "POST",
-      version: "2026-07-28",
-      session: null,
-      issued: null,
-      rpc: {
-        jsonrpc: "2.0",
-        id: 0,
-        method: "server/discover",
-        params: {
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": { name: "ai-sdk-mcp-client", version: "1.0.0" },
-          },
-        },
-      },
-      status: 400,
-      answer: {
-        jsonrpc: "2.0",
-        id: null,
-        error: { code: -32600, message: "Unsupported MCP-Protocol-Version." },
+    // What the server received, in order: `server/discover`, `tools/list`, then the step's four
+    // calls, every one a POST at 2026-07-28 with its `_meta` envelope, none with a session;
+    // nothing else (no `initialize`, no GET for a stream, no DELETE on close).
+    assert.ok(seen.every((request) => request.method === "POST"));
+    assert.ok(seen.every((request) => request.session === null && request.issued === null));
+    assert.ok(seen.every((request) => request.version === "2026-07-28" && request.status === 200));
+    const envelope = {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "ai-sdk-mcp-client", version: "1.0.0" },
+    };
+    assert.deepEqual(seen[0]!.rpc, {
+      jsonrpc: "2.0",
+      id: 0,
+      method: "server/discover",
+      params: { _meta: envelope },
+    });
+    assert.deepEqual(seen[0]!.answer, {
+      jsonrpc: "2.0",
+      id: 0,
+      result: {
+        resultType: "complete",
+        supportedVersions: ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"],
+        capabilities: { tools: {} },
+        ttlMs: 0,
+        cacheScope: "private",
+        _meta: { "io.modelcontextprotocol/serverInfo": SERVER_INFO },
       },
     });
-    const init = posts[1]!;
-    assert.deepEqual([init.version, init.session, init.rpc, init.status, init.answer], [
-      "2025-11-25",
-      null,
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        method: "initialize",
-        params: {
-          protocolVersion: "2025-11-25",
-          capabilities: {},
-          clientInfo: { name: "ai-sdk-mcp-client", version: "1.0.0" },
-        },
-      },
-      200,
-      { jsonrpc: "2.0", id: 1, result: initialized },
-    ]);
-    const session = init.issued!;
-    assert.match(session, /^[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}$/);
-    // Everything after initialize speaks 2025-11-25 in the session it issued.
-    assert.deepEqual(
-      posts.slice(2).map((request) => [request.rpc?.method, request.version, request.session]),
-      [
-        ["notifications/initialized", "2025-11-25", session],
-        ["tools/list", "2025-11-25", session],
-        ...posts.slice(4).map(() => ["tools/call", "2025-11-25", session]),
-      ],
-    );
-    assert.deepEqual(posts.slice(2).map((request) => request.status), [
-      202,
-      200,
-      200,
-      200,
-      200,
-      200,
+    assert.deepEqual(seen.map((request) => request.rpc?.method), [
+      "server/discover",
+      "tools/list",
+      "tools/call",
+      "tools/call",
+      "tools/call",
+      "tools/call",
     ]);
     // The step's calls run concurrently; the client numbers them in the step's order.
-    const calls = posts.slice(4).map((request) => request.rpc!).sort((a, b) => a.id! - b.id!);
-    assert.deepEqual(calls.map((rpc) => [rpc.id, rpc.method, rpc.params]), [
-      [3, "tools/call", { name: "search_logs", arguments: { query: "timeout" } }],
-      [4, "tools/call", { name: "restart_service", arguments: { service: "api" } }],
-      [5, "tools/call", { name: "search_logs", arguments: { query: 42 } }],
-      [6, "tools/call", { name: "crash", arguments: {} }],
+    const calls = seen.slice(2).map((request) => request.rpc!).sort((a, b) => a.id! - b.id!);
+    assert.deepEqual(calls.map((rpc) => [rpc.id, rpc.params]), [
+      [2, { name: "search_logs", arguments: { query: "timeout" }, _meta: envelope }],
+      [3, { name: "restart_service", arguments: { service: "api" }, _meta: envelope }],
+      [4, { name: "search_logs", arguments: { query: 42 }, _meta: envelope }],
+      [5, { name: "crash", arguments: {}, _meta: envelope }],
     ]);
-    // Besides the POSTs: a GET for an SSE stream whenever the transport has none (once the
-    // revision is set to 2025-11-25, after initialize, after the 202) and a DELETE on close;
-    // the route answers all 405, which the client accepts.
-    assert.deepEqual(
-      seen.filter((request) => request.method !== "POST")
-        .map((request) =>
-          JSON.stringify([
-            request.method,
-            request.version,
-            request.session === null ? "no session" : request.session === session ? "session" : "?",
-            request.status,
-          ])
-        ).sort(),
-      [
-        ["DELETE", "2025-11-25", "session", 405],
-        ["GET", "2025-11-25", "no session", 405],
-        ["GET", "2025-11-25", "session", 405],
-        ["GET", "2025-11-25", "session", 405],
-      ].map((request) => JSON.stringify(request)),
-    );
 
-    // The harness's view: the client sends no `_meta` ID, so a call is keyed by the session and
-    // its JSON-RPC id. The writable and invalid calls were refused before any record. (Sorted:
-    // the two calls began concurrently.)
+    // The harness's view: the client sends no `_meta` tool call ID and there is no session, so
+    // each call got a fresh ID, which its result names in `_meta`. The writable and invalid
+    // calls were refused before any record.
+    const idOf = (request: Seen) =>
+      (request.answer as { result: { _meta: Record<string, string> } }).result
+        ._meta["io.tool-boundary/toolCallId"]!;
+    const byName = new Map(
+      seen.slice(2).map((request) => [
+        `${request.rpc!.params!.name}:${JSON.stringify(request.rpc!.params!.arguments)}`,
+        idOf(request),
+      ]),
+    );
+    for (const id of byName.values()) assert.match(id, /^mcp-[A-Za-z0-9_-]{22}$/);
+    assert.equal(new Set(byName.values()).size, 4);
     const { run, calls: recorded } = await harness(`/v1/runs/${runId}`);
     assert.deepEqual(run.used, { calls: 2, perTool: { search_logs: 1, crash: 1 } });
+    const read = byName.get('search_logs:{"query":"timeout"}')!;
+    const crashed = byName.get("crash:{}")!;
     assert.deepEqual(
       (recorded as Record<string, unknown>[])
         .map((call) => [call.toolCallId, call.toolName, call.status, call.evidence, call.errorCode])
-        .sort((a, b) => String(a[0]) < String(b[0]) ? -1 : 1),
+        .sort((a, b) => String(a[1]) < String(b[1]) ? -1 : 1),
       [
-        [`${session}:3`, "search_logs", "READY", "EVIDENCE_FOUND", null],
-        [`${session}:6`, "crash", "ERROR", "ERROR", "EXECUTION_FAILED"],
+        [crashed, "crash", "ERROR", "ERROR", "EXECUTION_FAILED"],
+        [read, "search_logs", "READY", "EVIDENCE_FOUND", null],
       ],
     );
-    const record = await harness(`/v1/runs/${runId}/tool-calls/${session}:3`);
+    const record = await harness(`/v1/runs/${runId}/tool-calls/${read}`);
     assert.deepEqual([record.status, record.request], ["READY", { query: "timeout" }]);
   } finally {
     await stop();
@@ -297,7 +269,7 @@ Deno.test("@ai-sdk/mcp: with protocolVersionDiscovery off, the client initialize
       protocolVersionDiscovery: false,
     });
     try {
-      assert.equal(mcp.initializeResult.protocolVersion, "2025-11-25");
+      assert.deepEqual(mcp.initializeResult, initialized);
       assert.deepEqual(Object.keys(await mcp.tools()), ["search_logs", "crash", "wait_for_abort"]);
     } finally {
       await mcp.close();
