@@ -12,8 +12,9 @@
  * apart (a call without `_meta` ID gets `<session>:<JSON-RPC id>`); the bearer token is still
  * checked on every request. At 2026-07-28 a call without `_meta` ID gets a fresh random ID.
  *
- * A dropped connection does not cancel a call (the request's signal is not passed on): the call
- * runs to its end and is recorded, as on the tool-call route.
+ * Before 2026-07-28 a dropped connection does not cancel a call (the request's signal is not
+ * passed on): the call runs to its end and is recorded, as on the tool-call route. At 2026-07-28
+ * a disconnect is that revision's cancel, so it cancels the call (the record ends CANCELLED).
  *
  * @module
  */
@@ -551,11 +552,16 @@ async function callTool(
   if (typeof toolCallId !== "string") return reply(callError(null, "INVALID_TOOL_CALL_ID"));
   const run = await x.runs.get(x.runId, x.boundary);
   if (run === null) return reply(callError(toolCallId, "RUN_NOT_FOUND"));
-  // Not the request's signal: a dropped connection is not a cancel (the MCP transport says so
-  // before 2026-07-28, and a retry should find the call's real outcome). A session's call can be
-  // cancelled by its `notifications/cancelled`, while this process runs it.
+  // Before 2026-07-28 a dropped connection is not a cancel (the transport says a disconnect
+  // SHOULD NOT be read as one, and a retry should find the call's real outcome): a session's call
+  // is cancelled by its `notifications/cancelled`, while this process runs it. At 2026-07-28 the
+  // disconnect IS the cancel (the server MUST treat it so; no notification is sent), so the
+  // request's own signal is the call's.
   const session = x.session;
-  const signal = session === null ? undefined : x.mcp.inFlight.add(x.runId, session, id);
+  const held = x.stateless || session === null
+    ? undefined
+    : x.mcp.inFlight.add(x.runId, session, id);
+  const signal = x.stateless ? x.c.req.raw.signal : held;
   const done = x.boundary.invoke(
     run,
     { toolCallId, runId: x.runId, toolName: name, input },
@@ -565,7 +571,7 @@ async function callTool(
   try {
     return reply(await done);
   } finally {
-    if (signal !== undefined) x.mcp.inFlight.remove(x.runId, session!, id);
+    if (held !== undefined) x.mcp.inFlight.remove(x.runId, session!, id);
   }
 }
 

@@ -154,9 +154,9 @@ function serveGated(options: { store?: Store; onDuplicate?: "refuse" | "replay" 
       `host: 127.0.0.1:${server.addr.port}`,
       `authorization: Bearer ${AGENT_TOKEN}`,
       "content-type: application/json",
-      "mcp-protocol-version: 2025-11-25",
       `content-length: ${bytes.byteLength}`,
-      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+      ...Object.entries({ "mcp-protocol-version": "2025-11-25", ...headers })
+        .map(([name, value]) => `${name}: ${value}`),
     ].join("\r\n");
     const socket = await Deno.connect({ hostname: "127.0.0.1", port: server.addr.port });
     await socket.write(new TextEncoder().encode(`${head}\r\n\r\n`));
@@ -247,6 +247,40 @@ for (const { name, open } of STORES) {
       }
     });
   }
+}
+
+for (const { name, open } of STORES) {
+  Deno.test(`${name}: at 2026-07-28 a client that disconnects mid-call cancels it, that revision's cancel; the record ends ERROR CANCELLED`, async () => {
+    const opened = await open();
+    const served = serveGated({ store: opened.store });
+    try {
+      const runId = await served.startRun();
+      const socket = await served.rawPost(runId, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: {
+          name: "slow",
+          arguments: {},
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            ...callId("call_gone"),
+          },
+        },
+      }, { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "slow" });
+      await served.began;
+      socket.close();
+      await served.dropped();
+      assert.deepEqual(await served.settled(runId, "call_gone"), ["ERROR", "CANCELLED"]);
+      assert.equal(served.seen.aborted, true, "the tool's signal fired");
+      assert.equal(served.seen.runs, 1);
+    } finally {
+      served.finish();
+      await served.stop();
+      await opened.close();
+    }
+  });
 }
 
 Deno.test("the SDK client's own cancel (notifications/cancelled) fires the tool's signal and the record ends ERROR CANCELLED", async () => {
