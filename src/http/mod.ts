@@ -67,22 +67,15 @@ import {
   type BodySize,
   CITATIONS_BODY_BYTES,
   CONTROL_BODY_BYTES,
-  ENVELOPE_OVERHEAD_BYTES,
   jsonBody,
   toolCallBodyLimit,
 } from "./body.ts";
 import { serveInspector } from "./inspector.ts";
-import {
-  InFlightCalls,
-  MCP_PROTOCOL_VERSIONS,
-  mcpServer,
-  type RpcId,
-  TOOL_CALL_ID_META,
-} from "./mcp.ts";
+import { mcpServer } from "../mcp/server.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
 import { RunCache } from "./run_cache.ts";
-import { MIN_SECRET_LENGTH, Signer, verifyRunToken } from "./run_token.ts";
+import { Signer, verifyRunToken } from "./run_token.ts";
 import {
   type AnyErrorCode,
   errorResponse,
@@ -96,21 +89,12 @@ import {
 export {
   type AnyErrorCode,
   type AppEnv,
-  CITATIONS_BODY_BYTES,
-  CONTROL_BODY_BYTES,
-  ENVELOPE_OVERHEAD_BYTES,
   type ErrorStatus,
   HTTP_ERROR_CODES,
   HTTP_ERROR_MESSAGES,
   HTTP_STATUS_BY_CODE,
   type HttpErrorCode,
-  InFlightCalls,
-  MCP_PROTOCOL_VERSIONS,
-  MIN_SECRET_LENGTH,
   type Role,
-  type RpcId,
-  TOOL_CALL_ID_META,
-  toolCallBodyLimit,
 };
 
 // `deno doc --lint` on this entry alone counts every type it does not export as private, also
@@ -246,6 +230,17 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
     tools: toolList(boundary),
     signer,
     mcp: signer === null ? null : mcpServer(boundary, signer, bodyBytes.toolCall, info),
+    index: {
+      name: info.title,
+      version: info.version,
+      openapi: "/openapi.json",
+      routes: ROUTES.map(({ method, path, summary }) => ({
+        method: method.toUpperCase(),
+        path: path.replace(/:(\w+)/g, "{$1}"),
+        summary,
+      })),
+    },
+    home: options.inspector ? "inspect" : null,
   };
   const report = (error: unknown, c: Context<AppEnv>) => {
     try {

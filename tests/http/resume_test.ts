@@ -13,7 +13,8 @@ import {
   type ToolBoundaryOptions,
   toolError,
 } from "../../src/mod.ts";
-import { CITATIONS_BODY_BYTES, createApp } from "../../src/http/mod.ts";
+import { createApp } from "../../src/http/mod.ts";
+import { CITATIONS_BODY_BYTES } from "../../src/http/body.ts";
 import { BoundaryResultSchema, CitationsSchema, RunCallsSchema } from "../../src/http/schemas.ts";
 import { STORES } from "../support/stores.ts";
 
