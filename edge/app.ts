@@ -18,10 +18,10 @@ import {
   type Store,
   ToolBoundary,
   type ToolBoundaryOptions,
-} from "../src/mod.ts";
-import { type AppEnv, createApp } from "../src/http/mod.ts";
-import { MemoryStore } from "../src/stores/memory.ts";
-import { type UpstashRedisClient, UpstashStore } from "../src/stores/upstash/mod.ts";
+} from "@tool-boundary/core";
+import { type AppEnv, createApp } from "@tool-boundary/core/hono";
+import { MemoryStore } from "@tool-boundary/core/memory";
+import { type UpstashRedisClient, UpstashStore } from "@tool-boundary/core/upstash";
 import { TOOLS } from "./tools.ts";
 
 /** The variables an entry point reads. */

@@ -5,7 +5,7 @@
  * The server secret (run tokens, MCP sessions) comes from SERVER_SECRET or is generated; it is
  * never printed.
  * The store is in memory unless UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set.
- * MCP_UPSTREAMS (a JSON array, see edge/gateway.ts) makes it the MCP gateway: the tools of those
+ * MCP_UPSTREAMS (JSON, see packages/mcp/gateway.ts) makes it the MCP gateway: the tools of those
  * upstream MCP servers instead of the demo tools; those with a `command` are run over stdio, and
  * stopped with the server (SIGTERM, SIGINT).
  * PORT picks the port (default 8787; 0 for any free one). The run inspector is served at /inspect
@@ -15,7 +15,7 @@
  * @module
  */
 import { Redis } from "@upstash/redis";
-import type { BoundaryEvent } from "../src/mod.ts";
+import type { BoundaryEvent } from "@tool-boundary/core";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
 import { TOOLS } from "./tools.ts";
 
@@ -36,14 +36,18 @@ function errorName(error: unknown): string {
 
 /**
  * The MCP gateway of MCP_UPSTREAMS, or `null` without one. Its modules (and the MCP SDK they
- * need) are loaded only then, by a specifier the module graph cannot see, so a plain `task dev`
- * fetches only what the app itself needs.
+ * need) are loaded only then, by a specifier the module graph cannot see (resolved at run time),
+ * so a plain `task dev` fetches only what the app itself needs.
  */
 async function gatewayOf(text: string | undefined) {
   if (text === undefined || text.trim() === "") return null;
-  const load = (name: string) => import(new URL(name, import.meta.url).href);
-  const { connectGateway, upstreamsOf }: typeof import("./gateway.ts") = await load("./gateway.ts");
-  const { stdioTransport }: typeof import("./gateway_stdio.ts") = await load("./gateway_stdio.ts");
+  const load = (name: string) => import(import.meta.resolve(name));
+  const { connectGateway, upstreamsOf }: typeof import("@tool-boundary/mcp/gateway") = await load(
+    "@tool-boundary/mcp/gateway",
+  );
+  const { stdioTransport }: typeof import("@tool-boundary/mcp/stdio") = await load(
+    "@tool-boundary/mcp/stdio",
+  );
   const upstreams = upstreamsOf(text);
   return upstreams.length === 0 ? null : await connectGateway(upstreams, { stdio: stdioTransport });
 }

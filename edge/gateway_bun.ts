@@ -2,19 +2,19 @@
  * The MCP gateway for Bun. Bun does not read deno.json, so run the bundle:
  * `npx -y deno@2 task build:gateway-bun && MCP_UPSTREAMS='[...]' AGENT_TOKEN=... HARNESS_TOKEN=... SERVER_SECRET=... npx -y bun@1 dist/gateway-bun.js`.
  *
- * Serves the tools of the upstream MCP servers in `MCP_UPSTREAMS` (see edge/gateway.ts) instead
- * of the demo tools, with everything else as in edge/bun.ts (PORT, HOST, the Upstash variables).
- * It connects to every upstream before it serves, and refuses to start when one cannot be reached.
- * Upstreams with a `command` run as Bun's child processes over stdio (the bundle keeps `node:`
- * imports as imports, and Bun has `node:child_process`); one that ends is started again by the
- * next call to it, and SIGTERM or SIGINT stops them before the gateway exits.
+ * Serves the tools of the upstream MCP servers in `MCP_UPSTREAMS` (see packages/mcp/gateway.ts)
+ * instead of the demo tools, with everything else as in edge/bun.ts (PORT, HOST, the Upstash
+ * variables). It connects to every upstream before it serves, and refuses to start when one cannot
+ * be reached. Upstreams with a `command` run as Bun's child processes over stdio (the bundle keeps
+ * `node:` imports as imports, and Bun has `node:child_process`); one that ends is started again by
+ * the next call to it, and SIGTERM or SIGINT stops them before the gateway exits.
  *
  * @module
  */
 import { Redis } from "@upstash/redis";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
-import { connectGateway, upstreamsOf } from "./gateway.ts";
-import { stdioTransport } from "./gateway_stdio.ts";
+import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
+import { stdioTransport } from "@tool-boundary/mcp/stdio";
 
 declare const process: {
   env: Record<string, string | undefined>;

@@ -1,7 +1,7 @@
 /**
  * The MCP gateway as a Cloudflare Workers entry (module worker): the tools of the upstream MCP
- * servers in `MCP_UPSTREAMS` (see edge/gateway.ts) instead of the demo tools, with everything
- * else as in edge/cloudflare.ts.
+ * servers in `MCP_UPSTREAMS` (see packages/mcp/gateway.ts) instead of the demo tools, with
+ * everything else as in edge/cloudflare.ts.
  *
  * Bindings: AGENT_TOKEN and HARNESS_TOKEN (secrets, required); SERVER_SECRET (secret, at least 32
  * characters: without it there are no run tokens and no MCP route, so a gateway needs it);
@@ -34,7 +34,7 @@
  */
 import { Redis } from "@upstash/redis/cloudflare";
 import { buildEdgeApp, type EdgeApp, type EdgeConfig, REDIS_CLIENT_OPTIONS } from "./app.ts";
-import { connectGateway, upstreamsOf } from "./gateway.ts";
+import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
 
 /** Names only what to set, never a value; the exact reason goes to the log. */
 const NOT_CONFIGURED = "The gateway is not configured: set the AGENT_TOKEN, HARNESS_TOKEN and " +

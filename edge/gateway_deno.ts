@@ -3,19 +3,20 @@
  * `MCP_UPSTREAMS='[{"url":"https://.../mcp","trusted":true}]' deno run --allow-net --allow-env edge/gateway_deno.ts`
  * (with `--allow-run --allow-read` too for upstreams with a `command`, which it runs over stdio).
  *
- * Serves the tools of the upstream MCP servers in `MCP_UPSTREAMS` (see edge/gateway.ts) instead of
- * the demo tools, with everything else as in edge/deno.ts: AGENT_TOKEN and HARNESS_TOKEN required,
- * SERVER_SECRET for run tokens and the MCP route, the Upstash store when its two variables are set.
- * It connects to every upstream before it listens (on PORT, default 8000; HOST, default 0.0.0.0),
- * and refuses to start when one cannot be reached. An upstream process that ends is started again
- * by the next call to it; on SIGTERM or SIGINT the server stops, then the upstream processes.
+ * Serves the tools of the upstream MCP servers in `MCP_UPSTREAMS` (see packages/mcp/gateway.ts)
+ * instead of the demo tools, with everything else as in edge/deno.ts: AGENT_TOKEN and HARNESS_TOKEN
+ * required, SERVER_SECRET for run tokens and the MCP route, the Upstash store when its two
+ * variables are set. It connects to every upstream before it listens (on PORT, default 8000; HOST,
+ * default 0.0.0.0), and refuses to start when one cannot be reached. An upstream process that ends
+ * is started again by the next call to it; on SIGTERM or SIGINT the server stops, then the upstream
+ * processes.
  *
  * @module
  */
 import { Redis } from "@upstash/redis";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
-import { connectGateway, upstreamsOf } from "./gateway.ts";
-import { stdioTransport } from "./gateway_stdio.ts";
+import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
+import { stdioTransport } from "@tool-boundary/mcp/stdio";
 
 const env = Deno.env.toObject();
 const upstreams = upstreamsOf(env.MCP_UPSTREAMS);

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { AnyToolDefinition } from "../src/mod.ts";
+import type { AnyToolDefinition } from "@tool-boundary/core";
 import { DEMO_TOOLS } from "./demo/tools.ts";
 
 /** The served tools. */

@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { type BoundaryResult, type CanonicalRecord, ToolBoundary } from "../../src/mod.ts";
-import { utf8ByteLength } from "../../src/core/utf8.ts";
+import { type BoundaryResult, type CanonicalRecord, ToolBoundary } from "@tool-boundary/core";
+import { utf8ByteLength } from "@tool-boundary/core/store";
 import { DEMO_TOOLS } from "./tools.ts";
 
 /** One scripted call: what it shows, and the envelope fields. */

@@ -15,7 +15,7 @@
  * @module
  */
 import * as v from "valibot";
-import { type AnyToolDefinition, defineTool } from "../../src/mod.ts";
+import { type AnyToolDefinition, defineTool } from "@tool-boundary/core";
 
 /** A runbook entry. */
 export interface RunbookEntry {

@@ -7,10 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { TOOL_CALL_ID_META } from "../../src/mod.ts";
-import { serverScript } from "../../packages/mcp/tests/upstreams.ts";
+import { serverScript } from "../support/mcp_upstreams.ts";
 import { buildEdgeApp } from "../../edge/app.ts";
-import { connectGateway, type StdioUpstream } from "../../edge/gateway.ts";
-import { stdioTransport } from "../../edge/gateway_stdio.ts";
+import { connectGateway, type StdioUpstream } from "@tool-boundary/mcp/gateway";
+import { stdioTransport } from "@tool-boundary/mcp/stdio";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "../runtime/flow.ts";
 import { harnessRecord, mcpConnect, SERVER_SECRET, startMcpRun } from "../runtime/mcp_flow.ts";
 import { alive, type Child, ROOT, start, waitGone } from "../runtime/process.ts";

@@ -4,12 +4,12 @@
  * npm, and another tool-boundary app's own MCP route (so the tool call ID is seen arriving on the
  * far side). Any MCP client reaches the upstream tools through the gateway's MCP route, and every
  * call has its record in the gateway. What MCP_UPSTREAMS refuses; stdio upstreams are in
- * mcp_gateway_stdio_test.ts.
+ * gateway_stdio_test.ts.
  */
 import assert from "node:assert/strict";
 import { TOOL_CALL_ID_META } from "../../src/mod.ts";
-import { startEverything } from "../../packages/mcp/tests/upstreams.ts";
-import { type HttpUpstream, type StdioUpstream, upstreamsOf } from "../../edge/gateway.ts";
+import { startEverything } from "../support/mcp_upstreams.ts";
+import { type HttpUpstream, type StdioUpstream, upstreamsOf } from "@tool-boundary/mcp/gateway";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "../runtime/flow.ts";
 import {
   EVERYTHING_UPSTREAM,

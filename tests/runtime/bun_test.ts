@@ -15,7 +15,7 @@ import {
   mcpWithoutSecret,
   SERVER_SECRET,
 } from "./mcp_flow.ts";
-import { serverScript, startEverything } from "../../packages/mcp/tests/upstreams.ts";
+import { serverScript, startEverything } from "../support/mcp_upstreams.ts";
 import { type Child, freePort, start, waitGone } from "./process.ts";
 import { harnessRecord, mcpConnect, startMcpRun } from "./mcp_flow.ts";
 import { bundle, npmBin } from "./setup.ts";

@@ -6,7 +6,7 @@
  * upstream with a command (stdio), answer the JSON 500, and the next request builds again.
  */
 import assert from "node:assert/strict";
-import { startEverything } from "../../packages/mcp/tests/upstreams.ts";
+import { startEverything } from "../support/mcp_upstreams.ts";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "./flow.ts";
 import { EVERYTHING_UPSTREAM, gatewayRun, SERVER_SECRET } from "./mcp_flow.ts";
 import { freePort } from "./process.ts";

@@ -15,7 +15,13 @@ import {
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { MAX_TIMER_MS } from "@tool-boundary/core";
 import { MAX_TIMEOUT_MS, type McpClient, type McpProjectContext, mcpTools } from "../mod.ts";
-import { everythingServer, filesystemServer, type Sdk, SDKS, type Upstream } from "./upstreams.ts";
+import {
+  everythingServer,
+  filesystemServer,
+  type Sdk,
+  SDKS,
+  type Upstream,
+} from "../../../tests/support/mcp_upstreams.ts";
 
 const META = "io.tool-boundary/toolCallId";
 

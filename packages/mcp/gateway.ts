@@ -1,9 +1,9 @@
 /**
  * The MCP gateway's configuration and upstream connections: the tools of upstream MCP servers,
- * reached with the official SDK's client over Streamable HTTP or over stdio (a process of their
- * own), as tool definitions for the app (through `mcpTools` of `@tool-boundary/mcp`). Every entry
- * point serves them the same way as its own tools: through `POST /v1/runs/{runId}/mcp` and the
- * tool-call route, one record per call.
+ * reached with the official SDK's client (`@modelcontextprotocol/sdk` 1.x) over Streamable HTTP
+ * or over stdio (a process of their own), as tool definitions of a `ToolBoundary` (through
+ * {@linkcode mcpTools}). The repository's edge entries serve them the same way as their own
+ * tools: through `POST /v1/runs/{runId}/mcp` and the tool-call route, one record per call.
  *
  * `MCP_UPSTREAMS` is a JSON array, one object per server, each with exactly one of `url` and
  * `command`:
@@ -18,8 +18,21 @@
  * The rest are the options of `mcpTools` (`trusted` defaults to false: nothing runs unless
  * `readOnly` names it), plus the HTTP headers sent to a `url`, or the arguments, extra
  * environment and working directory of a `command`. The stdio transport needs
- * `node:child_process`, so it lives in edge/gateway_stdio.ts, which only the Deno, Bun and dev
- * entries import; {@linkcode connectGateway} is given it as `stdio`.
+ * `node:child_process`, so it lives in its own entry, `@tool-boundary/mcp/stdio`, which a
+ * Workers bundle leaves out; {@linkcode connectGateway} is given it as `stdio`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { ToolBoundary } from "@tool-boundary/core";
+ * import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
+ *
+ * // Unset or empty: no upstreams, no tools, nothing to close.
+ * const gateway = await connectGateway(upstreamsOf(undefined));
+ * const boundary = new ToolBoundary({ tools: gateway.tools });
+ * assert.deepEqual(boundary.describeTools(), []);
+ * await gateway.close();
+ * ```
  *
  * @module
  */
@@ -31,11 +44,37 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
-import type { AnyToolDefinition } from "../src/mod.ts";
-import { MAX_TIMEOUT_MS, type McpClient, mcpTools } from "../packages/mcp/mod.ts";
+import type { AnyToolDefinition } from "@tool-boundary/core";
+import { MAX_TIMEOUT_MS, type McpClient, mcpTools } from "./mod.ts";
 
-/** What every upstream of `MCP_UPSTREAMS` may say about its tools. */
-interface UpstreamOptions {
+// `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
+// aliases name them for the docs.
+/**
+ * `AnyToolDefinition` of `@tool-boundary/core`: a tool definition for a `ToolBoundary`.
+ * @internal
+ */
+type GatewayTool = AnyToolDefinition;
+/**
+ * `Transport` of `@modelcontextprotocol/sdk/shared/transport.js`: what the SDK client connects to.
+ * @internal
+ */
+type McpTransport = Transport;
+
+/**
+ * What every upstream of `MCP_UPSTREAMS` may say about its tools: the options of
+ * {@linkcode mcpTools} it is wrapped with.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { upstreamsOf } from "@tool-boundary/mcp/gateway";
+ *
+ * const [upstream] = upstreamsOf('[{"url":"https://a.example/mcp","prefix":"a_"}]');
+ * assert.equal(upstream?.prefix, "a_");
+ * assert.equal(upstream?.trusted, undefined); // untrusted: only what readOnly names runs
+ * ```
+ */
+export interface UpstreamOptions {
   /** Believe its `readOnlyHint`. @default false */
   trusted?: boolean;
   /** Read-only by upstream tool name, either way. */
@@ -46,7 +85,22 @@ interface UpstreamOptions {
   timeoutMs?: number;
 }
 
-/** An upstream server reached over Streamable HTTP. */
+/**
+ * An upstream server reached over Streamable HTTP.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type HttpUpstream, upstreamsOf } from "@tool-boundary/mcp/gateway";
+ *
+ * const expected: HttpUpstream = {
+ *   url: "https://docs.example/mcp",
+ *   headers: { authorization: "Bearer t" },
+ *   trusted: true,
+ * };
+ * assert.deepEqual(upstreamsOf(JSON.stringify([expected])), [expected]);
+ * ```
+ */
 export interface HttpUpstream extends UpstreamOptions {
   /** Its Streamable HTTP endpoint. */
   url: string;
@@ -54,7 +108,23 @@ export interface HttpUpstream extends UpstreamOptions {
   headers?: Record<string, string>;
 }
 
-/** An upstream server the gateway runs as a process of its own, spoken to over stdio. */
+/**
+ * An upstream server the gateway runs as a process of its own, spoken to over stdio.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type StdioUpstream, upstreamsOf } from "@tool-boundary/mcp/gateway";
+ *
+ * const expected: StdioUpstream = {
+ *   command: "node",
+ *   args: ["server.js", "/srv/notes"],
+ *   env: { LOG: "1" },
+ *   readOnly: { read_file: true },
+ * };
+ * assert.deepEqual(upstreamsOf(JSON.stringify([expected])), [expected]);
+ * ```
+ */
 export interface StdioUpstream extends UpstreamOptions {
   /** The program (found on PATH, as a shell would). */
   command: string;
@@ -69,7 +139,19 @@ export interface StdioUpstream extends UpstreamOptions {
   cwd?: string;
 }
 
-/** One upstream server of `MCP_UPSTREAMS`. */
+/**
+ * One upstream server of `MCP_UPSTREAMS`: {@linkcode isStdio} tells which.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { type Upstream, upstreamsOf } from "@tool-boundary/mcp/gateway";
+ *
+ * const text = '[{"url":"https://a.example/mcp"},{"command":"node"}]';
+ * const upstreams: Upstream[] = upstreamsOf(text);
+ * assert.equal(upstreams.length, 2);
+ * ```
+ */
 export type Upstream = HttpUpstream | StdioUpstream;
 
 const isRecordOf = (check: (value: unknown) => boolean) => (value: unknown) =>
@@ -146,10 +228,34 @@ const STDIO_UPSTREAM = v.strictObject(
   "an upstream with a command has only command, args, env, cwd, trusted, readOnly, prefix and timeoutMs",
 );
 
-/** Whether an upstream is one the gateway runs itself. */
+/**
+ * Whether an upstream is one the gateway runs itself.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isStdio } from "@tool-boundary/mcp/gateway";
+ *
+ * assert.equal(isStdio({ command: "node" }), true);
+ * assert.equal(isStdio({ url: "https://a.example/mcp" }), false);
+ * ```
+ */
 export const isStdio = (upstream: Upstream): upstream is StdioUpstream => "command" in upstream;
 
-/** How {@linkcode upstreamsOf} reads `MCP_UPSTREAMS`. */
+/**
+ * How {@linkcode upstreamsOf} reads `MCP_UPSTREAMS`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { upstreamsOf } from "@tool-boundary/mcp/gateway";
+ *
+ * assert.throws(
+ *   () => upstreamsOf('[{"command":"node"}]', { noStdio: "Workers run no processes" }),
+ *   /at 0\.command: Workers run no processes/,
+ * );
+ * ```
+ */
 export interface UpstreamsOptions {
   /**
    * Why this gateway cannot run a `command` (Workers have no processes), or undefined when it
@@ -169,7 +275,7 @@ export interface UpstreamsOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { upstreamsOf } from "./gateway.ts";
+ * import { upstreamsOf } from "@tool-boundary/mcp/gateway";
  *
  * assert.deepEqual(upstreamsOf('[{"command":"node","args":["server.js"],"trusted":true}]'), [
  *   { command: "node", args: ["server.js"], trusted: true },
@@ -213,10 +319,21 @@ export function upstreamsOf(text: string | undefined, options: UpstreamsOptions 
 const CLIENT_INFO = { name: "tool-boundary-gateway", version: "0.1.0" };
 
 /**
- * Makes the transport of an upstream the gateway runs: `stdioTransport` of edge/gateway_stdio.ts,
- * kept out of this module so that the Workers bundle has no `node:child_process`.
+ * Makes the transport of an upstream the gateway runs: `stdioTransport` of
+ * `@tool-boundary/mcp/stdio`, kept out of this module so that a Workers bundle has no
+ * `node:child_process`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import type { StdioTransportFactory } from "@tool-boundary/mcp/gateway";
+ * import { stdioTransport } from "@tool-boundary/mcp/stdio";
+ *
+ * const stdio: StdioTransportFactory = stdioTransport;
+ * assert.equal(typeof stdio({ command: "node" }).start, "function"); // started on connect
+ * ```
  */
-export type StdioTransportFactory = (upstream: StdioUpstream) => Transport;
+export type StdioTransportFactory = (upstream: StdioUpstream) => McpTransport;
 
 /** An open connection to one upstream. */
 interface Connection {
@@ -422,21 +539,51 @@ function restartingClient(
   };
 }
 
-/** The gateway's tools and how to let go of its connections. */
+/**
+ * The gateway's tools and how to let go of its connections.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { connectGateway, type Gateway } from "@tool-boundary/mcp/gateway";
+ *
+ * const gateway: Gateway = await connectGateway([]);
+ * assert.deepEqual([gateway.tools, gateway.summary], [[], []]);
+ * await gateway.close();
+ * ```
+ */
 export interface Gateway {
   /** Every upstream's tools, in the order of `MCP_UPSTREAMS`. */
-  tools: AnyToolDefinition[];
+  tools: GatewayTool[];
   /** One line per upstream, for the startup log: its URL or command, and its tool names. */
   summary: string[];
   /** Closes the connections and stops the upstream processes. */
   close(): Promise<void>;
 }
 
-/** How {@linkcode connectGateway} reaches the upstreams. */
+/**
+ * How {@linkcode connectGateway} reaches the upstreams.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { connectGateway, type GatewayOptions } from "@tool-boundary/mcp/gateway";
+ *
+ * // Without `stdio`, an upstream with a command is refused before anything is started.
+ * const options: GatewayOptions = { log: () => {} };
+ * await assert.rejects(
+ *   connectGateway([{ command: "node" }], options),
+ *   /node \(stdio\): this gateway cannot run a command/,
+ * );
+ * ```
+ */
 export interface GatewayOptions {
   /** Connect to `url` upstreams for each request instead of once (Workers). @default false */
   perRequest?: boolean;
-  /** Runs `command` upstreams (edge/gateway_stdio.ts); without it they are refused. */
+  /**
+   * Runs `command` upstreams (`stdioTransport` of `@tool-boundary/mcp/stdio`); without it they
+   * are refused.
+   */
   stdio?: StdioTransportFactory;
   /** Where each start and end of an upstream process is told. @default console.log */
   log?: (line: string) => void;
@@ -449,6 +596,18 @@ export interface GatewayOptions {
  * @param options Per request or not, and how to run a `command`.
  * @returns The tools; the app fails to start (a duplicate name) when two servers share one.
  * @throws When an upstream cannot be reached or started; those already up are closed first.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
+ * import { stdioTransport } from "@tool-boundary/mcp/stdio";
+ *
+ * // In use: upstreamsOf(Deno.env.get("MCP_UPSTREAMS")); with none there is nothing to reach.
+ * const gateway = await connectGateway(upstreamsOf(""), { stdio: stdioTransport });
+ * assert.deepEqual(gateway.tools, []);
+ * await gateway.close();
+ * ```
  */
 export async function connectGateway(
   upstreams: readonly Upstream[],
@@ -457,7 +616,7 @@ export async function connectGateway(
   const { perRequest = false, stdio, log = console.log } = options;
   const open: { close(): Promise<void> }[] = [];
   const closeAll = () => Promise.allSettled(open.map((connection) => connection.close()));
-  const tools: AnyToolDefinition[] = [];
+  const tools: GatewayTool[] = [];
   const summary: string[] = [];
   try {
     for (const upstream of upstreams) {

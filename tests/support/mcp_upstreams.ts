@@ -1,5 +1,5 @@
 /**
- * The upstream MCP servers of the gateway tests, as published on npm (see npm/package.json):
+ * The upstream MCP servers of the gateway tests, as published on npm (see mcp_npm/package.json):
  * `@modelcontextprotocol/server-filesystem` over stdio and `@modelcontextprotocol/server-everything`
  * over Streamable HTTP, each run with Node (and `serverScript` for those and
  * `@modelcontextprotocol/server-memory`, run by the gateway itself). They are installed by the
@@ -18,9 +18,9 @@ import {
   StreamableHTTPClientTransport as StreamableHTTPClientTransportV2,
 } from "@modelcontextprotocol/client";
 import { StdioClientTransport as StdioClientTransportV2 } from "@modelcontextprotocol/client/stdio";
-import { freePort, run, start } from "../../../tests/runtime/process.ts";
+import { freePort, run, start } from "../runtime/process.ts";
 
-const NPM = new URL("./npm/", import.meta.url).pathname;
+const NPM = new URL("./mcp_npm/", import.meta.url).pathname;
 const SERVERS = `${NPM}node_modules/@modelcontextprotocol/`;
 
 /** One JSON-RPC request a client sent: its method and params. */
