@@ -3,6 +3,8 @@
  * Worker in workerd (over HTTP and, with SERVER_SECRET, over MCP with a run token), the Deno
  * Deploy app under `deno serve`, the Bun script under Bun. Each
  * imports the package by its name; examples/deno.json maps the name to this repository's source.
+ * The edge entries import the workspace's packages by name too, and the root tests share no
+ * fixture with a package's tests.
  */
 import assert from "node:assert/strict";
 import { AGENT_TOKEN, exampleRun, HARNESS_TOKEN, over } from "./flow.ts";
@@ -137,17 +139,22 @@ Deno.test("examples/bun: the script runs under Bun and prints each outcome, raw 
   }
 });
 
-Deno.test("examples import the package by its name, and pin one wrangler version", async () => {
+/** Every `.ts` file under `dir` (from the repository root), node_modules left out. */
+async function sourcesUnder(dir: string): Promise<string[]> {
   const files: string[] = [];
-  const walk = async (dir: string) => {
-    for await (const entry of Deno.readDir(`${ROOT}${dir}`)) {
-      const path = `${dir}/${entry.name}`;
+  const walk = async (at: string) => {
+    for await (const entry of Deno.readDir(`${ROOT}${at}`)) {
+      const path = `${at}/${entry.name}`;
       if (entry.isDirectory && entry.name !== "node_modules") await walk(path);
-      else if (entry.isFile) files.push(path);
+      else if (entry.isFile && path.endsWith(".ts")) files.push(path);
     }
   };
-  await walk("examples");
-  const sources = files.filter((path) => path.endsWith(".ts"));
+  await walk(dir);
+  return files;
+}
+
+Deno.test("examples import the package by its name, and pin one wrangler version", async () => {
+  const sources = await sourcesUnder("examples");
   assert.ok(sources.length >= 3, sources.join(", "));
   for (const path of sources) {
     const text = await Deno.readTextFile(`${ROOT}${path}`);
@@ -175,5 +182,40 @@ Deno.test("examples import the package by its name, and pin one wrangler version
       /npx wrangler /,
       `${path} runs an unpinned wrangler`,
     );
+  }
+});
+
+Deno.test("edge entries import the packages by name: no path out of edge/", async () => {
+  const sources = await sourcesUnder("edge");
+  assert.ok(sources.length >= 10, sources.join(", "));
+  const edge = new URL("edge/", `file://${ROOT}`).href;
+  const named = new Set<string>();
+  for (const path of sources) {
+    const text = await Deno.readTextFile(`${ROOT}${path}`);
+    // Static imports and exports, and dynamic imports and resolves of a literal.
+    const specifiers = [
+      ...text.matchAll(/(?:\bfrom|^import|\bimport\(|\bresolve\()\s*"([^"]+)"/gm),
+    ].map((match) => match[1]!);
+    assert.ok(specifiers.length > 0, `${path} imports nothing`);
+    for (const specifier of specifiers) {
+      if (specifier.startsWith(".")) {
+        const target = new URL(specifier, `file://${ROOT}${path}`).href;
+        assert.ok(target.startsWith(edge), `${path} imports ${specifier} by path`);
+      } else if (specifier.startsWith("@tool-boundary/")) {
+        named.add(specifier);
+      }
+    }
+  }
+  // The gateway entries, and dev.ts only when MCP_UPSTREAMS is set, use the mcp package's.
+  for (const specifier of ["@tool-boundary/mcp/gateway", "@tool-boundary/mcp/stdio"]) {
+    assert.ok(named.has(specifier), [...named].join(", "));
+  }
+});
+
+Deno.test("root tests import nothing from a package's tests/", async () => {
+  const sources = await sourcesUnder("tests");
+  for (const path of sources) {
+    const text = await Deno.readTextFile(`${ROOT}${path}`);
+    assert.doesNotMatch(text, /"[^"\n]*packages\/[^"\n]+\/tests\/[^"\n]*"/, path);
   }
 });
