@@ -20,6 +20,7 @@ import {
   type ToolBoundaryOptions,
 } from "../src/mod.ts";
 import { type AppEnv, createApp } from "../src/http/mod.ts";
+import { runInspector } from "../src/inspector/mod.ts";
 import { MemoryStore } from "../src/stores/memory.ts";
 import { type UpstashRedisClient, UpstashStore } from "../src/stores/upstash/mod.ts";
 import { TOOLS } from "./tools.ts";
@@ -108,7 +109,7 @@ export function buildEdgeApp(
       boundary,
       agentToken,
       harnessToken,
-      inspector: config.INSPECTOR?.trim().toLowerCase() === "on",
+      ...(config.INSPECTOR?.trim().toLowerCase() === "on" ? { inspector: runInspector() } : {}),
       ...(secret ? { secret } : {}),
       // Internal detail goes to the server log only, never into a response.
       onError: (error, requestId) => console.error(`request ${requestId} failed:`, error),
