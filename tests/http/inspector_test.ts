@@ -13,6 +13,7 @@ import { RUN_ID_PATTERN } from "../../src/core/ids.ts";
 import { buildEdgeApp } from "../../edge/app.ts";
 import { ROOT, start } from "../runtime/process.ts";
 import { bundle } from "../runtime/setup.ts";
+import { unresolvedNames } from "../support/browser_script.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";
@@ -75,6 +76,15 @@ Deno.test("the inspector's script is the source of one function, called with the
   // TypeScript is gone from what the browser gets.
   assert.doesNotMatch(script, /: (string|number|boolean|unknown|View|Answer)\b[,)=;]/);
   assert.doesNotMatch(script, /\btype (Row|View|Answer|Read) =/);
+});
+
+Deno.test("the inspector's script stands alone: read as a browser script of its own it names only its locals and the browser's globals", async () => {
+  const script = (await bodies())["/inspect/app.js"];
+  assert.deepEqual(await unresolvedNames(script), []);
+  // The check sees a name on a path that never runs, as a module-level helper would be.
+  const leaky = script.replace('"use strict";', '"use strict";\n  if (config === null) helper();');
+  assert.notEqual(leaky, script);
+  assert.deepEqual(await unresolvedNames(leaky), ["helper"]);
 });
 
 Deno.test("with inspector: runInspector() the page and its assets are served with a strict CSP, nosniff, no referrer, no framing, no caching", async () => {
