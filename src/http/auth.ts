@@ -69,7 +69,9 @@ export interface AppEnv {
     requestId: string;
     role: Role;
     /** The run instance a run token is valid on; unset for the static tokens. */
-    runScope?: RunScope;
+    runScope?: { runId: string; startedAt: number };
+    /** A JSON route's body, as its guards admitted it (the schema's output, and as sent). */
+    body?: { data: unknown; sent: Record<string, unknown> };
   };
 }
 

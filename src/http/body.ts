@@ -1,12 +1,10 @@
 /**
- * JSON request bodies: the media type (415), the size limit before anything is read (413), then
- * one parse and the route's valibot schema.
+ * Request bodies: one reader with a byte limit (413 before anything past it is read), and for the
+ * JSON routes the media type (415), one parse and the route's valibot schema.
  *
  * @module
  */
 import type { Context, MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
-import { validator } from "hono/validator";
 import * as v from "valibot";
 import type { AppEnv } from "./auth.ts";
 import { errorResponse } from "./status.ts";
@@ -17,7 +15,7 @@ import { errorResponse } from "./status.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ENVELOPE_OVERHEAD_BYTES, toolCallBodyLimit } from "@tool-boundary/core/hono";
+ * import { ENVELOPE_OVERHEAD_BYTES, toolCallBodyLimit } from "./body.ts";
  * assert.equal(toolCallBodyLimit({ requestBytes: 1000 }) - 4000, ENVELOPE_OVERHEAD_BYTES);
  * ```
  */
@@ -29,7 +27,8 @@ export const ENVELOPE_OVERHEAD_BYTES = 8192;
  * ```ts
  * import assert from "node:assert/strict";
  * import { ToolBoundary } from "@tool-boundary/core";
- * import { CONTROL_BODY_BYTES, createApp } from "@tool-boundary/core/hono";
+ * import { createApp } from "@tool-boundary/core/hono";
+ * import { CONTROL_BODY_BYTES } from "./body.ts";
  *
  * const app = createApp({
  *   boundary: new ToolBoundary({ tools: [] }),
@@ -68,7 +67,7 @@ export const CONTROL_BODY_BYTES = 65_536;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { ENVELOPE_OVERHEAD_BYTES, toolCallBodyLimit } from "@tool-boundary/core/hono";
+ * import { ENVELOPE_OVERHEAD_BYTES, toolCallBodyLimit } from "./body.ts";
  * assert.equal(toolCallBodyLimit({ requestBytes: 65_536 }), 270_336);
  * assert.equal(toolCallBodyLimit({ requestBytes: 0 }), ENVELOPE_OVERHEAD_BYTES);
  * ```
@@ -117,8 +116,50 @@ export interface JsonBody<S extends v.GenericSchema> {
 }
 
 /**
- * The middleware that admits a JSON body: media type, byte limit, then one parse checked with the
- * schema through Hono's validator. The handler reads the result with {@linkcode bodyOf}.
+ * Reads a request body as UTF-8 text, at most `maxBytes` of it: a `Content-Length` past the limit
+ * is refused before anything is read, and a body that grows past it is refused at the chunk that
+ * crosses it, without reading further. The one body reader of the app: the JSON routes and the
+ * MCP route read with it.
+ *
+ * @param request The request.
+ * @param maxBytes The largest body accepted, in bytes.
+ * @returns The text; `""` for no body or for bytes that are not UTF-8 (which no JSON parse
+ *   accepts); `null` past the limit.
+ */
+export async function readBodyText(request: Request, maxBytes: number): Promise<string | null> {
+  const length = Number(request.headers.get("content-length") ?? 0);
+  if (length > maxBytes) return null;
+  if (request.body === null) return "";
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return ""; // not UTF-8: a parse error, as malformed JSON is
+  }
+}
+
+/**
+ * The middleware that admits a JSON body: media type, then the body read within its byte limit
+ * ({@linkcode readBodyText}), parsed once and checked with the schema. The handler reads the
+ * result with {@linkcode bodyOf}.
  *
  * @param spec The route's body.
  * @param maxBytes The byte limit `spec.size` stands for.
@@ -129,28 +170,31 @@ export function jsonBody<S extends v.GenericSchema>(
   maxBytes: number,
 ): MiddlewareHandler<AppEnv>[] {
   const mediaType: MiddlewareHandler<AppEnv> = async (c, next) => {
-    // Without this, Hono's validator would read a non-JSON body as `{}`.
     const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
     if (!/^application\/([\w.-]+\+)?json$/.test(type)) {
       return errorResponse(c, "UNSUPPORTED_MEDIA_TYPE");
     }
     await next();
   };
-  const limit = bodyLimit({
-    maxSize: maxBytes,
-    onError: (c) => spec.onTooLarge?.(c) ?? errorResponse(c, "REQUEST_TOO_LARGE"),
-  });
-  const parse = validator("json", (value: unknown, c: Context<AppEnv>) => {
+  const parse: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const text = await readBodyText(c.req.raw, maxBytes);
+    if (text === null) return spec.onTooLarge?.(c) ?? errorResponse(c, "REQUEST_TOO_LARGE");
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return errorResponse(c, "INVALID_REQUEST");
+    }
     if (typeof value !== "object" || value === null || Array.isArray(value)) {
       return spec.onInvalid(c, null, null);
     }
     const sent = value as Record<string, unknown>;
     const checked = v.safeParse(spec.schema, sent);
     if (!checked.success) return spec.onInvalid(c, checked.issues, sent);
-    const body: JsonBody<S> = { data: checked.output, sent };
-    return body;
-  });
-  return [mediaType, limit, parse as MiddlewareHandler<AppEnv>];
+    c.set("body", { data: checked.output, sent });
+    await next();
+  };
+  return [mediaType, parse];
 }
 
 /**
@@ -160,5 +204,5 @@ export function jsonBody<S extends v.GenericSchema>(
  * @returns The schema's output and the body as sent.
  */
 export function bodyOf<S extends v.GenericSchema>(c: Context<AppEnv>): JsonBody<S> {
-  return c.req.valid("json" as never) as JsonBody<S>;
+  return c.get("body") as JsonBody<S>;
 }

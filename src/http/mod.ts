@@ -6,9 +6,10 @@
  * `POST /v1/runs/{runId}/mcp` (MCP, with a server `secret`),
  * `GET /v1/runs/{runId}/tool-calls/{toolCallId}`, `POST /v1/runs/{runId}/end`, `GET /v1/tools`,
  * `GET /healthz`, `GET /openapi.json`, and with an `inspector` (from
- * `@tool-boundary/core/inspector`) the run inspector's page at `GET /inspect`. Two bearer tokens: the agent token may only submit tool calls, the harness token
- * may do everything; with a `secret`, each started run also gets its own agent token, valid on that
- * run only. Every error is JSON
+ * `@tool-boundary/core/inspector`) the run inspector's page at `GET /inspect`. Two bearer tokens:
+ * the agent token may only submit tool calls, the harness token may do everything; with a
+ * `secret`, each started run also gets its own agent token, valid on that run only. Every error is
+ * JSON
  * (`{ status: "ERROR", code, message }`) with the status from {@linkcode HTTP_STATUS_BY_CODE}.
  *
  * Every route is one entry of a route table, which the app registers, the OpenAPI document
@@ -68,21 +69,14 @@ import {
   type BodySize,
   CITATIONS_BODY_BYTES,
   CONTROL_BODY_BYTES,
-  ENVELOPE_OVERHEAD_BYTES,
   jsonBody,
   toolCallBodyLimit,
 } from "./body.ts";
-import {
-  InFlightCalls,
-  MCP_PROTOCOL_VERSIONS,
-  mcpServer,
-  type RpcId,
-  TOOL_CALL_ID_META,
-} from "./mcp.ts";
+import { mcpServer } from "../mcp/server.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
 import { RunCache } from "./run_cache.ts";
-import { MIN_SECRET_LENGTH, Signer, verifyRunToken } from "./run_token.ts";
+import { Signer, verifyRunToken } from "./run_token.ts";
 import {
   type AnyErrorCode,
   errorResponse,
@@ -96,21 +90,12 @@ import {
 export {
   type AnyErrorCode,
   type AppEnv,
-  CITATIONS_BODY_BYTES,
-  CONTROL_BODY_BYTES,
-  ENVELOPE_OVERHEAD_BYTES,
   type ErrorStatus,
   HTTP_ERROR_CODES,
   HTTP_ERROR_MESSAGES,
   HTTP_STATUS_BY_CODE,
   type HttpErrorCode,
-  InFlightCalls,
-  MCP_PROTOCOL_VERSIONS,
-  MIN_SECRET_LENGTH,
   type Role,
-  type RpcId,
-  TOOL_CALL_ID_META,
-  toolCallBodyLimit,
 };
 
 // `deno doc --lint` on this entry alone counts every type it does not export as private, also
@@ -248,6 +233,17 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
     tools: toolList(boundary),
     signer,
     mcp: signer === null ? null : mcpServer(boundary, signer, bodyBytes.toolCall, info),
+    index: {
+      name: info.title,
+      version: info.version,
+      openapi: "/openapi.json",
+      routes: ROUTES.map(({ method, path, summary }) => ({
+        method: method.toUpperCase(),
+        path: path.replace(/:(\w+)/g, "{$1}"),
+        summary,
+      })),
+    },
+    home: options.inspector ? "inspect" : null,
   };
   const report = (error: unknown, c: Context<AppEnv>) => {
     try {

@@ -17,7 +17,7 @@ import { toInputIssues } from "../core/issues.ts";
 import type { BoundaryResult, RunContext, ToolCallEnvelope } from "../core/types.ts";
 import type { AppEnv } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
-import { type McpServer, serveMcp } from "./mcp.ts";
+import { type McpServer, serveMcp } from "../mcp/server.ts";
 import type { RouteDoc } from "./openapi.ts";
 import type { RunCache } from "./run_cache.ts";
 import { type Signer, signRunToken } from "./run_token.ts";
@@ -25,6 +25,7 @@ import {
   type Citations,
   CitationsBody,
   type Health,
+  type Index,
   perToolOf,
   type RunCalls,
   type StartedRun,
@@ -48,6 +49,10 @@ export interface RouteDeps {
   signer: Signer | null;
   /** The MCP route's server; `null` without a server secret (the route answers 404). */
   mcp: McpServer | null;
+  /** The body of `GET /`. */
+  index: Index;
+  /** Where `GET /` sends a browser: the run inspector's page when it is served, else nowhere. */
+  home: string | null;
 }
 
 type Reply = Response | Promise<Response>;
@@ -376,6 +381,20 @@ export const ROUTES: readonly Route[] = [
     access: "harness",
     responses: { 200: "Tools" },
     handle: (c, { tools }) => c.json(tools, 200),
+  }),
+  route({
+    method: "get",
+    path: "/",
+    operationId: "index",
+    summary:
+      "What this app serves: its routes (a browser is sent to the run inspector when it is on).",
+    access: "public",
+    responses: { 200: "Index" },
+    handle: (c, { index, home }) => {
+      // A browser asks for HTML first; a client that asks for JSON gets the route list.
+      const wantsPage = /text\/html/i.test(c.req.header("accept") ?? "");
+      return home !== null && wantsPage ? c.redirect(home, 302) : c.json(index, 200);
+    },
   }),
   route({
     method: "get",

@@ -332,6 +332,26 @@ export const HealthSchema: v.GenericSchema<Health> = schemaOf<Health>()(
   v.object({ status: v.literal("ok") }),
 );
 
+/** The body of `GET /`: what the app serves, for a person or a client that found its address. */
+export interface Index {
+  /** The app's title and version (`createApp`'s `info`). */
+  name: string;
+  /** Its version. */
+  version: string;
+  /** Where the OpenAPI document is. */
+  openapi: string;
+  /** Every route: method, path and what it does. */
+  routes: { method: string; path: string; summary: string }[];
+}
+
+/** Index. */
+export const IndexSchema: v.GenericSchema<Index> = schemaOf<Index>()(v.object({
+  name: v.string(),
+  version: v.string(),
+  openapi: v.string(),
+  routes: v.array(v.object({ method: v.string(), path: v.string(), summary: v.string() })),
+}));
+
 /** Every error body outside the tool-call route's BoundaryResult. */
 export const ErrorBodySchema: v.GenericSchema<ErrorBody> = schemaOf<ErrorBody>()(v.object({
   status: v.literal("ERROR"),
@@ -354,6 +374,7 @@ export const COMPONENTS = {
   RunEnd: RunEndSchema,
   Tools: ToolsSchema,
   Health: HealthSchema,
+  Index: IndexSchema,
   Error: ErrorBodySchema,
 } satisfies Record<string, v.GenericSchema>;
 

@@ -22,7 +22,14 @@ import {
 } from "../../src/mod.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
-import { check, checkEqual, envInt, type Figures, figures, report } from "../reliability/figures.ts";
+import {
+  check,
+  checkEqual,
+  envInt,
+  type Figures,
+  figures,
+  report,
+} from "../reliability/figures.ts";
 import { checkPrototypes } from "../reliability/model.ts";
 import { startUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { ToolBoundary } from "../../src/mod.ts";
 import { createApp } from "../../src/http/mod.ts";
+import { runInspector } from "../../src/inspector/mod.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
 import { pathGuards, ROUTES } from "../../src/http/routes.ts";
 import { schemaOf } from "../../src/http/schemas.ts";
@@ -51,7 +52,7 @@ Deno.test("every route of the table answers only the tokens its access allows", 
       assert.notEqual(harness, 403, route.path);
     }
   }
-  assert.equal(seen.length, 11);
+  assert.equal(seen.length, 12);
 });
 
 Deno.test("every path parameter of the table is refused with its own code when unsafe", async () => {
@@ -99,7 +100,7 @@ Deno.test("every method a path of the table does not serve is 405 with Allow nam
       refused++;
     }
   }
-  assert.equal(refused, 6 * 6 + 5 * 5);
+  assert.equal(refused, 6 * 6 + 6 * 5);
 });
 
 Deno.test("a route added to the app after createApp() gets its 405s too", async () => {
@@ -163,4 +164,32 @@ Deno.test("schemaOf() types a schema whose output is the type, readonly aside", 
     // @ts-expect-error: a field the type does not have
     v.object({ id: v.string(), kind: kinds, note, extra: v.string() }),
   );
+});
+
+Deno.test("GET / lists every route as JSON, and sends a browser to the inspector only when it is served", async () => {
+  const tokens = { agentToken: "agent-token-0123456789", harnessToken: "harness-token-0123456789" };
+  const plain = createApp({ boundary: new ToolBoundary({ tools: [] }), ...tokens });
+  const res = await plain.request("/", { headers: { accept: "text/html,application/json" } });
+  assert.equal(res.status, 200);
+  const index = await res.json();
+  assert.equal(index.openapi, "/openapi.json");
+  const listed = index.routes.map((r: { method: string; path: string }) => `${r.method} ${r.path}`);
+  assert.ok(listed.includes("GET /"));
+  assert.ok(listed.includes("POST /v1/runs/{runId}/tool-calls"));
+  const doc = await (await plain.request("/openapi.json")).json();
+  const documented = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+    .flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+  assert.deepEqual([...listed].sort(), [...documented].sort());
+
+  const withPage = createApp({
+    boundary: new ToolBoundary({ tools: [] }),
+    ...tokens,
+    inspector: runInspector(),
+  });
+  const browser = await withPage.request("/", { headers: { accept: "text/html" } });
+  assert.equal(browser.status, 302);
+  assert.equal(browser.headers.get("location"), "inspect");
+  const client = await withPage.request("/", { headers: { accept: "application/json" } });
+  assert.equal(client.status, 200);
+  assert.deepEqual((await client.json()).routes, index.routes);
 });

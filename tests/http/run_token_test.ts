@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { ToolBoundary } from "../../src/mod.ts";
 import type { Store } from "../../src/core/store.ts";
-import { createApp, TOOL_CALL_ID_META } from "../../src/http/mod.ts";
+import { createApp } from "../../src/http/mod.ts";
+import { TOOL_CALL_ID_META } from "../../src/mod.ts";
 import { Signer, signRunToken } from "../../src/http/run_token.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";

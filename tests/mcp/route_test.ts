@@ -12,7 +12,8 @@ import {
   StreamableHTTPClientTransport as TransportV2,
 } from "@modelcontextprotocol/client";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
-import { createApp, type CreateAppOptions, TOOL_CALL_ID_META } from "../../src/http/mod.ts";
+import { createApp, type CreateAppOptions } from "../../src/http/mod.ts";
+import { TOOL_CALL_ID_META } from "../../src/mod.ts";
 import { Signer, signRunToken } from "../../src/http/run_token.ts";
 import { CANARY_SECRET, createFakeToolkit } from "../../src/testing/fakes.ts";
 

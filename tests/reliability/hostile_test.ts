@@ -18,15 +18,7 @@ import {
 } from "../../src/mod.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
-import {
-  answered,
-  check,
-  checkEqual,
-  envInt,
-  type Figures,
-  figures,
-  report,
-} from "./figures.ts";
+import { answered, check, checkEqual, envInt, type Figures, figures, report } from "./figures.ts";
 import { checkPrototypes, checkResultSafe } from "./model.ts";
 
 const RUNS = envInt("RELIABILITY_RUNS", 500);

@@ -15,13 +15,7 @@ import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import { programArb } from "./arbitraries.ts";
 import { check, checkEqual, envInt, figures, report } from "./figures.ts";
-import {
-  checkResultSafe,
-  comparable,
-  memorySystem,
-  realTimeSystem,
-  runProgram,
-} from "./model.ts";
+import { checkResultSafe, comparable, memorySystem, realTimeSystem, runProgram } from "./model.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
 
 const RUNS = envInt("RELIABILITY_UPSTASH_RUNS", 60);

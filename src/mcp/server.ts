@@ -22,10 +22,13 @@ import type { Context } from "hono";
 import { isSafeToolCallId, TOOL_CALL_ID_META } from "../core/ids.ts";
 import type { ToolBoundary } from "../core/boundary.ts";
 import type { BoundaryResult } from "../core/types.ts";
-import type { AppEnv } from "./auth.ts";
-import { newSessionId, type Signer, verifySessionId } from "./run_token.ts";
-import type { RunCache } from "./run_cache.ts";
-import { callError } from "./status.ts";
+import type { AppEnv } from "../http/auth.ts";
+import { readBodyText } from "../http/body.ts";
+import { newSessionId, type Signer, verifySessionId } from "../http/run_token.ts";
+import type { RunCache } from "../http/run_cache.ts";
+import { callError } from "../http/status.ts";
+import { InFlightCalls, type RpcId } from "./in_flight.ts";
+import { modelView } from "../core/model_view.ts";
 
 /** The MCP revisions served, newest first. */
 export const MCP_PROTOCOL_VERSIONS = [
@@ -34,8 +37,6 @@ export const MCP_PROTOCOL_VERSIONS = [
   "2025-06-18",
   "2025-03-26",
 ] as const;
-
-export { TOOL_CALL_ID_META };
 
 // The stateless revision, and those with `initialize` (which falls back to the first of them).
 const STATELESS_VERSION = "2026-07-28";
@@ -82,76 +83,6 @@ export interface McpServer {
 }
 
 /**
- * The in-flight `tools/call`s of one process, by (run, session, JSON-RPC id), each with the
- * controller whose signal is the call's. Bounded: past `max` a call is still run, only not
- * cancellable; an entry is removed when its call ends.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { InFlightCalls } from "@tool-boundary/core/hono";
- *
- * const calls = new InFlightCalls(1);
- * const signal = calls.add("run-1", "session-a", 3);
- * assert.ok(signal !== undefined);
- * assert.equal(calls.add("run-1", "session-b", 3), undefined); // full: runs, not cancellable
- * assert.equal(calls.cancel("run-1", "session-b", 3), false); // another session's id
- * assert.equal(calls.cancel("run-1", "session-a", "3"), false); // "3" is not 3
- * assert.equal(calls.cancel("run-1", "session-a", 3), true);
- * assert.equal(signal.aborted, true);
- * calls.remove("run-1", "session-a", 3);
- * assert.equal(calls.size, 0);
- * ```
- */
-export class InFlightCalls {
-  readonly #calls = new Map<string, AbortController>();
-  readonly #max: number;
-
-  /** @param max The most calls held at once. */
-  constructor(max = 10_000) {
-    this.#max = max;
-  }
-
-  /** How many calls are held. */
-  get size(): number {
-    return this.#calls.size;
-  }
-
-  /**
-   * Holds a call, unless one with the same key is held or the registry is full.
-   *
-   * @returns The call's signal, or `undefined` when it was not held.
-   */
-  add(runId: string, session: string, id: RpcId): AbortSignal | undefined {
-    const key = inFlightKey(runId, session, id);
-    if (this.#calls.has(key) || this.#calls.size >= this.#max) return undefined;
-    const controller = new AbortController();
-    this.#calls.set(key, controller);
-    return controller.signal;
-  }
-
-  /**
-   * Aborts a held call.
-   *
-   * @returns Whether a call was held under that key.
-   */
-  cancel(runId: string, session: string, id: RpcId): boolean {
-    const controller = this.#calls.get(inFlightKey(runId, session, id));
-    controller?.abort(new DOMException("The client cancelled the request.", "AbortError"));
-    return controller !== undefined;
-  }
-
-  /** Lets a call go (when it ended). */
-  remove(runId: string, session: string, id: RpcId): void {
-    this.#calls.delete(inFlightKey(runId, session, id));
-  }
-}
-
-// The number 1 and the string "1" are different JSON-RPC ids.
-const inFlightKey = (runId: string, session: string, id: RpcId) =>
-  JSON.stringify([runId, session, id]);
-
-/**
  * The MCP server of an app.
  *
  * @param boundary The boundary served.
@@ -180,7 +111,6 @@ export function mcpServer(
 }
 
 /** A JSON-RPC request id. */
-export type RpcId = string | number;
 type RpcReply =
   | { jsonrpc: "2.0"; id: RpcId; result: Record<string, unknown> }
   | {
@@ -269,7 +199,7 @@ export async function serveMcp(
     );
   }
   const runId = c.req.param("runId")!;
-  const text = await readLimited(c.req.raw, mcp.maxBytes);
+  const text = await readBodyText(c.req.raw, mcp.maxBytes);
   if (text === null) return reply(rpcError(null, INVALID_REQUEST, "Request too large."), 413);
   let message: unknown;
   try {
@@ -604,48 +534,11 @@ function keepAlive(c: Context<AppEnv>, done: Promise<unknown>): void {
  * the tool call ID it was recorded under in `_meta`.
  */
 function toolResult(result: BoundaryResult, toolCallId: string | null): Record<string, unknown> {
-  const structured = result.status === "READY"
-    ? { evidence: result.evidence, scope: result.scope, content: result.content }
-    : {
-      code: result.code,
-      message: result.message,
-      ...(result.issues === undefined ? {} : { issues: result.issues }),
-    };
+  const structured = modelView(result);
   return {
     content: [{ type: "text", text: JSON.stringify(structured) }],
     structuredContent: structured,
     ...(result.status === "ERROR" ? { isError: true } : {}),
     ...(toolCallId === null ? {} : { _meta: { [TOOL_CALL_ID_META]: toolCallId } }),
   };
-}
-
-/** The body as text, or `null` past `maxBytes` (not read any further). */
-async function readLimited(request: Request, maxBytes: number): Promise<string | null> {
-  const length = Number(request.headers.get("content-length") ?? 0);
-  if (length > maxBytes) return null;
-  if (request.body === null) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    return ""; // not UTF-8: a parse error, as malformed JSON is
-  }
 }
