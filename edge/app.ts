@@ -20,6 +20,7 @@ import {
   type ToolBoundaryOptions,
 } from "@tool-boundary/core";
 import { type AppEnv, createApp } from "@tool-boundary/core/hono";
+import { runInspector } from "@tool-boundary/core/inspector";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { type UpstashRedisClient, UpstashStore } from "@tool-boundary/core/upstash";
 import { TOOLS } from "./tools.ts";
@@ -108,7 +109,7 @@ export function buildEdgeApp(
       boundary,
       agentToken,
       harnessToken,
-      inspector: config.INSPECTOR?.trim().toLowerCase() === "on",
+      ...(config.INSPECTOR?.trim().toLowerCase() === "on" ? { inspector: runInspector() } : {}),
       ...(secret ? { secret } : {}),
       // Internal detail goes to the server log only, never into a response.
       onError: (error, requestId) => console.error(`request ${requestId} failed:`, error),

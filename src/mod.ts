@@ -105,4 +105,3 @@ export {
   isErrorCode,
 } from "./core/errors.ts";
 export type { CallSummary, RunState, Store } from "./core/store.ts";
-export { MemoryStore, type MemoryStoreOptions } from "./stores/memory.ts";

@@ -1,6 +1,6 @@
 /**
- * For store authors: the `Store` interface, the shapes it stores and the requests it takes, and
- * the helpers every store uses so that all of them create the same records and accept exactly
+ * For store authors: the shapes a `Store` (the interface is the package root's) stores and the
+ * requests it takes, and the helpers every store uses so that all of them create the same records and accept exactly
  * the same values (the ID allow-lists, the number ranges, the request checks).
  *
  * Prove a store with `storeConformance` from `@tool-boundary/core/testing`.
@@ -23,9 +23,27 @@
  *
  * @module
  */
-export type * from "./core/store.ts";
-export type { ErrorCode } from "./core/errors.ts";
-export type { EvidenceStatus, ProjectedEvidence, RecordStatus } from "./core/types.ts";
+// `Store`, `RunState`, `CallSummary`, `ErrorCode` and the status types are the package root's
+// (`@tool-boundary/core`): each name has one entry.
+export type {
+  BeginRefusal,
+  BeginRequest,
+  BegunCall,
+  CallLookup,
+  CanonicalIdentity,
+  CompleteOutcome,
+  CompleteRefusal,
+  CompleteRequest,
+  DuplicateRefusal,
+  EndRunRefusal,
+  EndRunRequest,
+  FactRow,
+  ReadFactsRequest,
+  StartRunRefusal,
+  StartRunRequest,
+  StoredRecord,
+  StoreRefusal,
+} from "./core/store.ts";
 export { factRowOf, projectingRecord } from "./core/records.ts";
 export {
   applyOutcome,

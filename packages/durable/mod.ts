@@ -277,7 +277,8 @@ export interface InvokeOnceOptions {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { defineTool, MemoryStore, ToolBoundary } from "@tool-boundary/core";
+ * import { defineTool, ToolBoundary } from "@tool-boundary/core";
+ * import { MemoryStore } from "@tool-boundary/core/memory";
  * import { invokeOnce, probeToolCallId, RetryLaterError } from "@tool-boundary/durable";
  *
  * let executions = 0;

@@ -5,10 +5,11 @@
  * Routes: `POST /v1/runs`, `GET /v1/runs/{runId}`, `POST /v1/runs/{runId}/tool-calls`,
  * `POST /v1/runs/{runId}/mcp` (MCP, with a server `secret`),
  * `GET /v1/runs/{runId}/tool-calls/{toolCallId}`, `POST /v1/runs/{runId}/end`, `GET /v1/tools`,
- * `GET /healthz`, `GET /openapi.json`, and with `inspector: true` the run inspector's page at
- * `GET /inspect`. Two bearer tokens: the agent token may only submit tool calls, the harness token
- * may do everything; with a `secret`, each started run also gets its own agent token, valid on that
- * run only. Every error is JSON
+ * `GET /healthz`, `GET /openapi.json`, and with an `inspector` (from
+ * `@tool-boundary/core/inspector`) the run inspector's page at `GET /inspect`. Two bearer tokens:
+ * the agent token may only submit tool calls, the harness token may do everything; with a
+ * `secret`, each started run also gets its own agent token, valid on that run only. Every error is
+ * JSON
  * (`{ status: "ERROR", code, message }`) with the status from {@linkcode HTTP_STATUS_BY_CODE}.
  *
  * Every route is one entry of a route table, which the app registers, the OpenAPI document
@@ -62,6 +63,7 @@ import { methodNotAllowed } from "hono/method-not-allowed";
 import { requestId } from "hono/request-id";
 import type { ToolBoundary } from "../core/boundary.ts";
 import { BoundaryError } from "../core/errors.ts";
+import type { InspectorApp } from "../inspector/types.ts";
 import { accessGuards, type AppEnv, type Role } from "./auth.ts";
 import {
   type BodySize,
@@ -70,7 +72,6 @@ import {
   jsonBody,
   toolCallBodyLimit,
 } from "./body.ts";
-import { serveInspector } from "./inspector.ts";
 import { mcpServer } from "../mcp/server.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
@@ -162,11 +163,13 @@ export interface CreateAppOptions {
    */
   secret?: string;
   /**
-   * Serve the run inspector at `/inspect`: a static page (no data of its own) that asks for the
-   * harness token and shows a run, its calls and their records through the JSON API.
-   * @default false
+   * The run inspector to serve at `/inspect`: `runInspector()` of
+   * `@tool-boundary/core/inspector`, a static page (no data of its own) that asks for the harness
+   * token and shows a run, its calls and their records through the JSON API. Its own entry, so
+   * an app without it does not load it.
+   * @default none: `/inspect` is a 404
    */
-  inspector?: boolean;
+  inspector?: InspectorApp;
 }
 
 /**
@@ -279,7 +282,7 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
     );
   }
 
-  if (options.inspector === true) serveInspector(app);
+  if (options.inspector !== undefined) app.route("/", options.inspector);
 
   app.notFound((c) => errorResponse(c, "NOT_FOUND"));
   app.onError((error, c) => {

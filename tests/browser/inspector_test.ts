@@ -2,12 +2,18 @@
  * The run inspector in a real browser (Debian's chromium through playwright-core), against the
  * dev server's app served on a loopback port: tokens, the timeline, every call's payloads, the
  * keyboard, hostile payloads, a call held open while the page loads, and an ENDED run's facts.
- * A screenshot of each state goes to .artifacts/inspector/ (gitignored); with
- * UPDATE_DOCS_SCREENSHOT=1 the README's docs/inspector.png is taken again too.
+ * All of it twice: with the page as Deno serves it, and with the page and script as the Workers
+ * bundle (`deno bundle --platform browser`) serves them, whose script is the bundler's print of
+ * the same function and must stand alone just as well.
+ * A screenshot of each state goes to .artifacts/inspector/ (gitignored; the bundle's run to
+ * .artifacts/inspector/worker-bundle/); with UPDATE_DOCS_SCREENSHOT=1 the README's
+ * docs/inspector.png is taken again too.
  */
 import assert from "node:assert/strict";
 import { ERROR_MESSAGES, type ErrorCode } from "../../src/mod.ts";
 import { utf8ByteLength } from "../../src/store.ts";
+import { bundle } from "../runtime/setup.ts";
+import { unresolvedNames } from "../support/browser_script.ts";
 import { launch, type Page } from "./browser.ts";
 import {
   AGENT_TOKEN,
@@ -69,8 +75,7 @@ function agentView(rec: Json): Json | undefined {
   return undefined;
 }
 
-async function shot(page: Page, name: string): Promise<string> {
-  const path = `${ARTIFACTS}/${name}.png`;
+async function saveShot(page: Page, path: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
@@ -111,10 +116,25 @@ async function panes(page: Page): Promise<Record<string, unknown>> {
   return out;
 }
 
-Deno.test("the run inspector shows every call of a run in a real browser, runs none of its payloads, and shows nothing for a wrong token", async (t) => {
-  await Deno.mkdir(ARTIFACTS, { recursive: true });
+/** Where the page's own responses (`/inspect` and below) come from, and where its shots go. */
+interface Variant {
+  /** Screenshot folder. */
+  artifacts: string;
+  /** Serves `/inspect*`; the JSON API stays the scenario's. Without it, the scenario app's own. */
+  page?: (request: Request) => Promise<Response>;
+}
+
+/** The whole scenario, in one browser, against one server. */
+async function drive(t: Deno.TestContext, variant: Variant): Promise<void> {
+  await Deno.mkdir(variant.artifacts, { recursive: true });
+  const shot = (page: Page, name: string) => saveShot(page, `${variant.artifacts}/${name}.png`);
   const browser = await launch();
-  const { fetch: serve, gate } = inspectorApp();
+  const { fetch: app, gate } = inspectorApp();
+  const { page: own } = variant;
+  const serve = own === undefined
+    ? app
+    : (request: Request) =>
+      new URL(request.url).pathname.startsWith("/inspect") ? own(request) : app(request);
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, serve);
   const base = `http://127.0.0.1:${server.addr.port}`;
   const screenshots: string[] = [];
@@ -466,7 +486,7 @@ Deno.test("the run inspector shows every call of a run in a real browser, runs n
       },
     );
 
-    if (Deno.env.get("UPDATE_DOCS_SCREENSHOT") === "1") {
+    if (variant.page === undefined && Deno.env.get("UPDATE_DOCS_SCREENSHOT") === "1") {
       const selected = await docsRun(base);
       const docs = await browser.newPage({ viewport: { width: 1280, height: 800 } });
       await docs.goto(`${base}/inspect`);
@@ -481,5 +501,33 @@ Deno.test("the run inspector shows every call of a run in a real browser, runs n
     releaseHeld();
     await browser.close();
     await server.shutdown();
+  }
+}
+
+Deno.test("the run inspector shows every call of a run in a real browser, runs none of its payloads, and shows nothing for a wrong token", async (t) => {
+  await drive(t, { artifacts: ARTIFACTS });
+});
+
+Deno.test("the inspector's script as the Workers bundle serves it runs the same in the browser; the Bun bundle carries the same function", async (t) => {
+  const dir = await Deno.makeTempDir({ prefix: "tb-inspector-" });
+  try {
+    const worker = await bundle("edge/cloudflare.ts", dir);
+    const bun = await Deno.readTextFile(await bundle("edge/bun.ts", dir));
+    const { default: entry } = await import(`file://${worker}`) as {
+      default: { fetch(request: Request, env: unknown, ctx: unknown): Promise<Response> };
+    };
+    const env = { AGENT_TOKEN, HARNESS_TOKEN, INSPECTOR: "on" };
+    const page = (request: Request) => entry.fetch(request, env, {});
+    const script = await (await page(new Request("http://bundle/inspect/app.js"))).text();
+    // The bundler's print of the function, not Deno's: it escapes non-ASCII text, for one.
+    assert.match(script, /^\(function inspectorMain\(config\) \{/);
+    assert.match(script, /"\\u2713 READY"/);
+    // The bundler renamed some locals (it never minifies here); none points outside the function.
+    assert.deepEqual(await unresolvedNames(script), []);
+    const main = script.slice(1, script.indexOf("\n})(") + 2);
+    assert.ok(bun.includes(`\n${main}\n`), "the Bun bundle has the same function");
+    await drive(t, { artifacts: `${ARTIFACTS}/worker-bundle`, page });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -13,7 +13,8 @@
  * @module
  */
 import { Redis } from "@upstash/redis/cloudflare";
-import { MemoryStore, type ToolBoundary } from "@tool-boundary/core";
+import type { ToolBoundary } from "@tool-boundary/core";
+import { MemoryStore } from "@tool-boundary/core/memory";
 import { createApp } from "@tool-boundary/core/hono";
 import { UpstashStore } from "@tool-boundary/core/upstash";
 import { lookupsBoundary, type LookupsInput, lookupStep } from "./lookups.ts";

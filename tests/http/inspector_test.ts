@@ -1,14 +1,19 @@
 /**
  * The run inspector as the app serves it: off by default, its page and assets with a strict
- * Content-Security-Policy, nothing in them that loads from elsewhere or writes HTML, and the dev
- * server turning it on. The page in a browser: tests/browser/inspector_test.ts.
+ * Content-Security-Policy, nothing in them that loads from elsewhere or writes HTML, its script
+ * the source of one function, and the dev server turning it on. The page in a browser:
+ * tests/browser/inspector_test.ts.
  */
 import assert from "node:assert/strict";
-import { ToolBoundary } from "../../src/mod.ts";
+import { ERROR_MESSAGES, ToolBoundary } from "../../src/mod.ts";
 import { createApp } from "../../src/http/mod.ts";
-import { INSPECTOR_CSP } from "../../src/http/inspector.ts";
+import { INSPECTOR_CSP, type InspectorApp, runInspector } from "../../src/inspector/mod.ts";
+import { inspectorMain } from "../../src/inspector/script.ts";
+import { RUN_ID_PATTERN } from "../../src/core/ids.ts";
 import { buildEdgeApp } from "../../edge/app.ts";
 import { ROOT, start } from "../runtime/process.ts";
+import { bundle } from "../runtime/setup.ts";
+import { unresolvedNames } from "../support/browser_script.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";
@@ -19,7 +24,7 @@ const ASSETS = {
   "/inspect/icon.svg": "image/svg+xml",
 } as const;
 
-const app = (inspector?: boolean) =>
+const app = (inspector?: InspectorApp) =>
   createApp({
     boundary: new ToolBoundary({ tools: [] }),
     agentToken: AGENT,
@@ -28,7 +33,7 @@ const app = (inspector?: boolean) =>
   });
 
 async function bodies(): Promise<Record<keyof typeof ASSETS, string>> {
-  const served = app(true);
+  const served = app(runInspector());
   const out: Record<string, string> = {};
   for (const path of Object.keys(ASSETS)) {
     out[path] = await (await served.request(path)).text();
@@ -36,23 +41,59 @@ async function bodies(): Promise<Record<keyof typeof ASSETS, string>> {
   return out as Record<keyof typeof ASSETS, string>;
 }
 
-Deno.test("createApp serves no inspector unless asked: /inspect is a JSON 404 by default and with inspector: false", async () => {
-  for (const served of [app(), app(false)]) {
-    for (const path of Object.keys(ASSETS)) {
-      const res = await served.request(path);
-      assert.equal(res.status, 404, path);
-      assert.equal((await res.json()).code, "NOT_FOUND");
-    }
+Deno.test("createApp serves no inspector unless given one: /inspect is a JSON 404 without it", async () => {
+  const served = app();
+  for (const path of Object.keys(ASSETS)) {
+    const res = await served.request(path);
+    assert.equal(res.status, 404, path);
+    assert.equal((await res.json()).code, "NOT_FOUND");
   }
 });
 
-Deno.test("with inspector: true the page and its assets are served with a strict CSP, nosniff, no referrer, no framing, no caching", async () => {
+Deno.test("the JSON API's module graph does not carry the inspector: a bundle of the hono entry has none of it", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "tb-hono-" });
+  try {
+    const text = await Deno.readTextFile(await bundle("src/http/mod.ts", dir));
+    assert.match(text, /function createApp\(/);
+    for (const part of ["inspectorMain", "Run inspector", "INSPECTOR_CSP", "frame-ancestors"]) {
+      assert.ok(!text.includes(part), part);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the inspector's script is the source of one function, called with the error messages and the run ID pattern as JSON", async () => {
+  const script = (await bodies())["/inspect/app.js"];
+  const config = { messages: ERROR_MESSAGES, runIdPattern: RUN_ID_PATTERN.source };
+  assert.equal(script, `(${inspectorMain.toString()})(${JSON.stringify(config)});`);
+  assert.match(script, /^\(function inspectorMain\(config\) \{\n\s*"use strict";/);
+  // What it is given survives the trip: the same messages, the same pattern.
+  const given = JSON.parse(script.slice(inspectorMain.toString().length + 3, -2));
+  assert.deepEqual(given, config);
+  assert.equal(new RegExp(given.runIdPattern).test("run-1"), true);
+  assert.equal(new RegExp(given.runIdPattern).test(".."), false);
+  // TypeScript is gone from what the browser gets.
+  assert.doesNotMatch(script, /: (string|number|boolean|unknown|View|Answer)\b[,)=;]/);
+  assert.doesNotMatch(script, /\btype (Row|View|Answer|Read) =/);
+});
+
+Deno.test("the inspector's script stands alone: read as a browser script of its own it names only its locals and the browser's globals", async () => {
+  const script = (await bodies())["/inspect/app.js"];
+  assert.deepEqual(await unresolvedNames(script), []);
+  // The check sees a name on a path that never runs, as a module-level helper would be.
+  const leaky = script.replace('"use strict";', '"use strict";\n  if (config === null) helper();');
+  assert.notEqual(leaky, script);
+  assert.deepEqual(await unresolvedNames(leaky), ["helper"]);
+});
+
+Deno.test("with inspector: runInspector() the page and its assets are served with a strict CSP, nosniff, no referrer, no framing, no caching", async () => {
   assert.equal(
     INSPECTOR_CSP,
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
       "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   );
-  const served = app(true);
+  const served = app(runInspector());
   for (const [path, type] of Object.entries(ASSETS)) {
     const res = await served.request(path);
     assert.equal(res.status, 200, path);

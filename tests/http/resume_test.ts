@@ -7,12 +7,12 @@ import * as v from "valibot";
 import {
   defineTool,
   ERROR_MESSAGES,
-  MemoryStore,
   type Store,
   ToolBoundary,
   type ToolBoundaryOptions,
   toolError,
 } from "../../src/mod.ts";
+import { MemoryStore } from "../../src/stores/memory.ts";
 import { createApp } from "../../src/http/mod.ts";
 import { CITATIONS_BODY_BYTES } from "../../src/http/body.ts";
 import { BoundaryResultSchema, CitationsSchema, RunCallsSchema } from "../../src/http/schemas.ts";

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { ToolBoundary } from "../../src/mod.ts";
 import { createApp } from "../../src/http/mod.ts";
+import { runInspector } from "../../src/inspector/mod.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
 import { pathGuards, ROUTES } from "../../src/http/routes.ts";
 import { schemaOf } from "../../src/http/schemas.ts";
@@ -183,7 +184,7 @@ Deno.test("GET / lists every route as JSON, and sends a browser to the inspector
   const withPage = createApp({
     boundary: new ToolBoundary({ tools: [] }),
     ...tokens,
-    inspector: true,
+    inspector: runInspector(),
   });
   const browser = await withPage.request("/", { headers: { accept: "text/html" } });
   assert.equal(browser.status, 302);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { defineTool, MemoryStore, type Store, ToolBoundary } from "@tool-boundary/core";
+import { defineTool, type Store, ToolBoundary } from "@tool-boundary/core";
+import { MemoryStore } from "@tool-boundary/core/memory";
 import { isSafeToolCallId } from "@tool-boundary/core/store";
 import { STORES } from "../../../tests/support/stores.ts";
 import {
