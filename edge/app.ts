@@ -41,7 +41,7 @@ export interface EdgeConfig {
   UPSTASH_PREFIX?: string | undefined;
   /** `on` serves the run inspector at `/inspect`. @default off */
   INSPECTOR?: string | undefined;
-  /** The gateway's upstream MCP servers, a JSON array (`upstreamsOf` of edge/gateway.ts). */
+  /** The gateway's upstream MCP servers, a JSON array (`upstreamsOf` of `@tool-boundary/mcp/gateway`). */
   MCP_UPSTREAMS?: string | undefined;
 }
 
