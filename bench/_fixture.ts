@@ -18,6 +18,8 @@ export interface BenchFixture {
   requests(): Promise<number>;
   /** Command names the endpoint ran since the last reset. */
   commands(): Promise<string[]>;
+  /** Delays every answer of the endpoint by `ms` (a simulated round trip); 0 turns it off. */
+  setDelay(ms: number): Promise<void>;
   /** Stops the child (and with it redis-server). */
   stop(): Promise<void>;
 }
@@ -59,6 +61,9 @@ export async function startBenchFixture(): Promise<BenchFixture> {
       await ask("reset");
     },
     requests: async () => Number(await ask("requests")),
+    setDelay: async (ms) => {
+      await ask(`delay ${ms}`);
+    },
     commands: async () => JSON.parse(await ask("commands")) as string[],
     stop: async () => {
       await writer.close();

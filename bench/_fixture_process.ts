@@ -5,7 +5,8 @@
  *
  * Protocol: prints one JSON line `{ url, token }`, then answers lines on stdin:
  * `reset` -> `ok`, `requests` -> the request count since the last reset,
- * `commands` -> a JSON array of the command names since the last reset. EOF stops it.
+ * `commands` -> a JSON array of the command names since the last reset, `delay <ms>` -> `ok`
+ * (every answer delayed by that many ms, a simulated round trip; 0 turns it off). EOF stops it.
  *
  * @module
  */
@@ -35,6 +36,9 @@ for await (const line of lines()) {
     console.log(String(endpoint.requests));
   } else if (line === "commands") {
     console.log(JSON.stringify(endpoint.commands().map((command) => command[0])));
+  } else if (line.startsWith("delay ")) {
+    endpoint.setDelay(Number(line.slice(6)));
+    console.log("ok");
   } else {
     console.log(JSON.stringify({ error: `unknown command ${line}` }));
   }

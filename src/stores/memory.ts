@@ -50,7 +50,11 @@ import { utf8ByteLength } from "../core/utf8.ts";
 export interface MemoryStoreOptions {
   /** Epoch ms clock that drives expiry; share it with the boundary in tests. @default Date.now */
   clock?: () => number;
-  /** Live records kept at most; past it, begin fails (the boundary reports STORE_UNAVAILABLE). @default 100000 */
+  /**
+   * Live records kept at most; past it, begin fails (the boundary reports STORE_UNAVAILABLE).
+   * Expired records never count against it: each write first drops those that have expired.
+   * @default 100000
+   */
   maxRecords?: number;
 }
 
@@ -65,7 +69,62 @@ interface RunEntry {
   begun: Map<string, BegunCall>;
 }
 
-const SWEEP_EVERY = 1024;
+/** A record's or (`toolCallId` null) a run's expiry, in the store's expiry queue. */
+interface Expiry {
+  at: number;
+  runId: string;
+  toolCallId: string | null;
+}
+
+/**
+ * A binary min-heap of expiries by time: push and pop are O(log n), a look at the next one O(1).
+ * Every record and run is pushed once (its TTL is set once), so draining it costs each of them
+ * one pop, whatever the number held.
+ */
+class ExpiryQueue {
+  readonly #heap: Expiry[] = [];
+
+  get length(): number {
+    return this.#heap.length;
+  }
+
+  /** The earliest expiry queued, or Infinity. */
+  get next(): number {
+    return this.#heap[0]?.at ?? Number.POSITIVE_INFINITY;
+  }
+
+  push(entry: Expiry): void {
+    const heap = this.#heap;
+    let i = heap.push(entry) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent]!.at <= entry.at) break;
+      heap[i] = heap[parent]!;
+      i = parent;
+    }
+    heap[i] = entry;
+  }
+
+  /** Removes and returns the earliest expiry (the queue must not be empty). */
+  pop(): Expiry {
+    const heap = this.#heap;
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    const length = heap.length;
+    if (length === 0) return top;
+    let i = 0;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= length) break;
+      if (child + 1 < length && heap[child + 1]!.at < heap[child]!.at) child++;
+      if (heap[child]!.at >= last.at) break;
+      heap[i] = heap[child]!;
+      i = child;
+    }
+    heap[i] = last;
+    return top;
+  }
+}
 
 /**
  * An in-memory {@linkcode Store} with the same semantics as the Redis one: lifecycle, evidence
@@ -106,9 +165,11 @@ export class MemoryStore implements Store {
    */
   readonly #records = new Map<string, Map<string, StoredRecord>>();
   #recordCount = 0;
-  /** Nothing held expires before this (by this store's clock): a sweep before it finds nothing. */
-  #nextExpiry = Number.POSITIVE_INFINITY;
-  #writes = 0;
+  /**
+   * Every record and run held, by expiry: each write drops what has expired since, so expired
+   * records never take the room of live ones, and a sweep costs each record one pop.
+   */
+  readonly #expiries = new ExpiryQueue();
 
   /**
    * Creates an empty store.
@@ -123,7 +184,7 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** Live records held now (expired ones are swept first). */
+  /** Live records held now (expired ones are swept first): never more than `maxRecords`. */
   get size(): number {
     this.#sweep();
     return this.#recordCount;
@@ -160,8 +221,8 @@ export class MemoryStore implements Store {
       ended: null,
       begun: new Map(),
     });
-    if (expiresAt < this.#nextExpiry) this.#nextExpiry = expiresAt;
-    this.#wrote();
+    this.#expiries.push({ at: expiresAt, runId: request.runId, toolCallId: null });
+    this.#sweep();
     return Promise.resolve({ ok: true, run: copyRun(state) });
   }
 
@@ -201,18 +262,20 @@ export class MemoryStore implements Store {
     const toolUsed = ownBudget(state.used.perTool, request.toolName) ?? 0;
     if (toolLimit !== undefined && toolUsed >= toolLimit) return refuse("TOOL_BUDGET_EXHAUSTED");
     if (state.used.calls >= state.budget.calls) return refuse("RUN_BUDGET_EXHAUSTED");
+    this.#sweep(now);
     if (this.#recordCount >= this.#maxRecords) {
-      this.#sweep();
-      if (this.#recordCount >= this.#maxRecords) {
-        return Promise.reject(new Error("MemoryStore is full: maxRecords reached"));
-      }
+      return Promise.reject(new Error("MemoryStore is full: maxRecords reached"));
     }
     const record = projectingRecord(request, now + request.ttlMs);
     let inRun = this.#records.get(request.runId);
     if (inRun === undefined) this.#records.set(request.runId, inRun = new Map());
     inRun.set(request.toolCallId, record);
     this.#recordCount++;
-    if (record.expiresAt < this.#nextExpiry) this.#nextExpiry = record.expiresAt;
+    this.#expiries.push({
+      at: record.expiresAt,
+      runId: request.runId,
+      toolCallId: request.toolCallId,
+    });
     state.used.calls++;
     run.begun.set(request.toolCallId, {
       toolCallId: request.toolCallId,
@@ -221,7 +284,6 @@ export class MemoryStore implements Store {
       seq: state.used.calls,
     });
     setOwnBudget(state.used.perTool, request.toolName, toolUsed + 1);
-    this.#wrote();
     return Promise.resolve({ ok: true, record: { ...record } });
   }
 
@@ -241,7 +303,7 @@ export class MemoryStore implements Store {
       // #liveRecord just found the record, so its run's map exists.
       this.#records.get(request.runId)!.set(request.toolCallId, done.record);
       this.#liveRun(request.runId, now)?.progress.push(request.toolCallId);
-      this.#wrote();
+      this.#sweep(now);
     }
     return Promise.resolve({ ok: true, record: { ...done.record } });
   }
@@ -348,27 +410,18 @@ export class MemoryStore implements Store {
     return entry;
   }
 
-  #wrote(): void {
-    if (++this.#writes % SWEEP_EVERY === 0) this.#sweep();
-  }
-
-  #sweep(): void {
-    const now = this.#clock();
-    // Walking every record when none can have expired made each write cost time in proportion
-    // to the records held.
-    if (now < this.#nextExpiry) return;
-    let next = Number.POSITIVE_INFINITY;
-    for (const [runId, inRun] of this.#records) {
-      for (const [toolCallId, record] of inRun) {
-        if (record.expiresAt <= now) this.#dropRecord(runId, inRun, toolCallId);
-        else if (record.expiresAt < next) next = record.expiresAt;
+  /** Drops every record and run that has expired by `now`, in expiry order. */
+  #sweep(now = this.#clock()): void {
+    const expiries = this.#expiries;
+    while (expiries.next <= now) {
+      const { runId, toolCallId } = expiries.pop();
+      if (toolCallId === null) {
+        this.#liveRun(runId, now);
+        continue;
       }
+      // #liveRecord drops it when it has expired; a record already dropped is gone.
+      this.#liveRecord(runId, toolCallId, now);
     }
-    for (const [key, entry] of this.#runs) {
-      if (entry.expiresAt <= now) this.#runs.delete(key);
-      else if (entry.expiresAt < next) next = entry.expiresAt;
-    }
-    this.#nextExpiry = next;
   }
 }
 

@@ -3,7 +3,8 @@
  * client, over HTTP, against a real redis-server (a fresh one per test): once with the default
  * scripts, once with `keyLocking: true` (every script flagged `allow-key-locking`, read-only ones
  * `no-writes,allow-key-locking`; the test endpoint drops `allow-key-locking` before redis-server
- * sees it, as Upstash accepts it).
+ * sees it, as Upstash accepts it); and once with `batch: false` (the default packs begins and
+ * completes issued together into one pipeline request).
  */
 import assert from "node:assert/strict";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
@@ -18,6 +19,17 @@ storeConformance({
     const fixture = await startUpstashFixture();
     return {
       store: new UpstashStore({ redis: fixture.createRedis() }),
+      close: () => fixture.stop(),
+    };
+  },
+});
+
+storeConformance({
+  name: "UpstashStore batch: false",
+  createStore: async () => {
+    const fixture = await startUpstashFixture();
+    return {
+      store: new UpstashStore({ redis: fixture.createRedis(), batch: false }),
       close: () => fixture.stop(),
     };
   },

@@ -9,6 +9,11 @@
  * canary, the endpoint URL or its token; no call took longer than its bound
  * (2 x store timeoutMs + the tool's own time + 300 ms of scheduling slack).
  *
+ * The store packs begins and completes issued together into one pipeline request (its default
+ * `batch`): the program runs once so, each step with a twin call started at the same time (one
+ * request carries both begins, one both completes, and the fault hits both), and once with
+ * `batch: false`, each call alone.
+ *
  * RELIABILITY_FAULT_RUNS sets the number of generated fault programs (default 12).
  */
 import fc from "fast-check";
@@ -91,7 +96,7 @@ const stepArb: fc.Arbitrary<Step> = fc.record({
 });
 
 /** Everything a fault test needs: the fixture, a boundary on it, fault controls. */
-async function setup(f: Figures) {
+async function setup(f: Figures, batch = true) {
   const fixture = await startUpstashFixture({ token: TOKEN });
   const executions = new Map<string, number>();
   let armed: (() => void) | null = null;
@@ -125,6 +130,7 @@ async function setup(f: Figures) {
   const store = new UpstashStore({
     redis: fixture.createRedis({ retry: { retries: RETRIES, backoff: () => 20 } }),
     timeoutMs: STORE_TIMEOUT_MS,
+    ...(batch ? {} : { batch: false as const }),
   });
   const boundary = new ToolBoundary({
     store,
@@ -159,147 +165,184 @@ function agentResult(result: BoundaryResult) {
 /** Waits until a delayed or paused request has had its chance to land in Redis. */
 const settle = (ms = 60) => new Promise((r) => setTimeout(r, ms));
 
-Deno.test("faults: 5xx bursts, dropped and slow responses, SIGSTOP, aimed at begin or complete", async () => {
-  const f = figures("faults", "upstash");
-  const started = performance.now();
-  const ctx = await setup(f);
-  const { fixture, boundary, executions } = ctx;
-  let program = 0;
-  const outcomes: Record<string, number> = {};
-  try {
-    await fc.assert(
-      fc.asyncProperty(fc.array(stepArb, { minLength: 4, maxLength: 10 }), async (steps) => {
-        f.cases++;
-        ctx.heal();
-        const run: RunContext = await boundary.startRun({
-          runId: `run-faults-${program++}`,
-          ttlMs: 600_000,
-          budget: { calls: 100 },
-        });
-        const told = new Map<string, BoundaryResult>();
-        const ids: string[] = [];
-        for (const [i, step] of steps.entries()) {
-          f.steps++;
-          const repeat = step.repeat !== null && step.repeat < ids.length
-            ? ids[step.repeat]!
-            : null;
-          const toolCallId = repeat ?? `call_${i}`;
-          ids.push(toolCallId);
-          const at = `${run.runId} step ${i} ${JSON.stringify(step)}`;
-          const key = `${run.runId}/${toolCallId}`;
-          const executedBefore = executions.get(key) ?? 0;
-          const recordBefore = await boundary.inspect(run.runId, toolCallId);
-          if (step.phase === "begin") ctx.inject(step.fault);
-          else ctx.arm(() => ctx.inject(step.fault));
-          const t0 = performance.now();
-          const result = await boundary.invoke(run, {
-            toolCallId,
-            runId: run.runId,
-            toolName: step.tool,
-            input: { i },
-          });
-          const ms = performance.now() - t0;
-          ctx.arm(() => {});
-          if (step.fault.kind === "sigstop") fixture.server.resume();
-          ctx.heal();
-          await settle(step.fault.kind === "slow" ? step.fault.ms + 60 : 60);
-
-          const tally = `${step.phase}/${step.fault.kind}${
-            step.fault.kind === "slow" ? step.fault.ms : ""
-          }:${result.status === "READY" ? "READY" : result.code}`;
-          outcomes[tally] = (outcomes[tally] ?? 0) + 1;
-          checkNoLeak(f, fixture, result, at);
-          checkPrototypes(f, at);
-          check(f, ms <= 2 * STORE_TIMEOUT_MS + SLACK_MS, () => `${at}: took ${Math.round(ms)} ms`);
-          const executed = (executions.get(key) ?? 0) - executedBefore;
-          check(f, (executions.get(key) ?? 0) <= 1, `${at}: executed twice`);
-          const record = await boundary.inspect(run.runId, toolCallId);
-          if (record?.status === "READY") {
-            check(f, record.agentResult !== null, `${at}: READY without result`);
-          }
-
-          if (recordBefore !== null) {
-            // The key was used: refused (or the store was unreachable), never run. The input
-            // `{ i }` is the step's, so another request than the recorded one: a conflict.
-            check(
-              f,
-              result.status === "ERROR" &&
-                (result.code === "TOOL_CALL_CONFLICT" || result.code === "STORE_UNAVAILABLE"),
-              () => `${at}: resubmission got ${JSON.stringify(result)}`,
-            );
-            checkEqual(f, executed, 0, `${at}: resubmission executed`);
-            checkEqual(f, record, recordBefore, `${at}: resubmission changed the record`);
-            continue;
-          }
-          const truth = step.tool === "t_found" ? "READY" : "EXECUTION_FAILED";
-          if (result.status === "READY" || result.code !== "STORE_UNAVAILABLE") {
-            // Told an outcome: it is the one that happened and the one recorded.
-            checkEqual(f, result.status === "READY" ? "READY" : result.code, truth, at);
-            checkEqual(f, executed, 1, `${at}: executions`);
-            checkEqual(f, record?.status, truth === "READY" ? "READY" : "ERROR", `${at}: record`);
-            checkEqual(f, record?.agentResult, agentResult(result), `${at}: recorded result`);
-            told.set(toolCallId, result);
-            continue;
-          }
-          checkEqual(f, result.message, ERROR_MESSAGES.STORE_UNAVAILABLE, at);
-          // STORE_UNAVAILABLE: the begin failed (nothing ran), or the complete failed after the
-          // tool ran once. Either way the record is absent, PROJECTING, or what truly happened.
-          if (executed === 0) {
-            check(
-              f,
-              record === null || record.status === "PROJECTING",
-              () => `${at}: ${record?.status}`,
-            );
-          } else {
-            checkEqual(f, executed, 1, at);
-            check(
-              f,
-              record !== null &&
-                (record.status === "PROJECTING" ||
-                  record.status === (truth === "READY" ? "READY" : "ERROR")),
-              () => `${at}: record ${record?.status} after the tool ran`,
-            );
-          }
-          if (step.fault.kind === "none") check(f, false, `${at}: STORE_UNAVAILABLE with no fault`);
-          if (step.fault.kind === "drop" && step.fault.count <= RETRIES) {
-            check(
-              f,
-              false,
-              `${at}: a dropped response within the client's retries was not retried`,
-            );
-          }
-        }
-        // Budgets count exactly the begins that ran: one per record.
-        const keys = (await fixture.direct(["KEYS", `tb:{${run.runId}}:call:*`])) as string[];
-        const state = await boundary.store.getRun(run.runId);
-        checkEqual(f, state?.used.calls, keys.length, `${run.runId}: budget vs records`);
-        // Every told outcome is still what the record says.
-        for (const [id, result] of told) {
-          const record = await boundary.inspect(run.runId, id);
-          checkEqual(f, record?.agentResult ?? null, agentResult(result), `${id} at the end`);
-        }
-        const facts = await boundary.endRun(run);
-        checkNoLeak(f, fixture, facts, "facts");
-      }),
-      { numRuns: RUNS },
-    );
-  } finally {
-    ctx.heal();
+for (const batch of [true, false]) {
+  Deno.test(`faults: 5xx bursts, dropped and slow responses, SIGSTOP, aimed at begin or complete (${batch ? "batched, with a twin call" : "batch: false"})`, async () => {
+    const f = figures(batch ? "faults-batched" : "faults", "upstash");
+    const started = performance.now();
+    const ctx = await setup(f, batch);
+    const { fixture, boundary, executions } = ctx;
+    let program = 0;
+    const outcomes: Record<string, number> = {};
     try {
-      fixture.server.resume();
-    } catch {
-      // not paused or not running
+      await fc.assert(
+        fc.asyncProperty(fc.array(stepArb, { minLength: 4, maxLength: 10 }), async (steps) => {
+          f.cases++;
+          ctx.heal();
+          const run: RunContext = await boundary.startRun({
+            runId: `run-faults-${program++}`,
+            ttlMs: 600_000,
+            budget: { calls: 100 },
+          });
+          const told = new Map<string, BoundaryResult>();
+          const ids: string[] = [];
+          for (const [i, step] of steps.entries()) {
+            f.steps++;
+            const repeat = step.repeat !== null && step.repeat < ids.length
+              ? ids[step.repeat]!
+              : null;
+            const toolCallId = repeat ?? `call_${i}`;
+            ids.push(toolCallId);
+            const at = `${run.runId} step ${i} ${JSON.stringify(step)}`;
+            const key = `${run.runId}/${toolCallId}`;
+            const executedBefore = executions.get(key) ?? 0;
+            const recordBefore = await boundary.inspect(run.runId, toolCallId);
+            if (step.phase === "begin") ctx.inject(step.fault);
+            else ctx.arm(() => ctx.inject(step.fault));
+            const t0 = performance.now();
+            const twinId = `twin_${i}`;
+            const [result, twin] = await Promise.all([
+              boundary.invoke(run, {
+                toolCallId,
+                runId: run.runId,
+                toolName: step.tool,
+                input: { i },
+              }),
+              batch
+                ? boundary.invoke(run, {
+                  toolCallId: twinId,
+                  runId: run.runId,
+                  toolName: "t_found",
+                  input: {},
+                })
+                : null,
+            ]);
+            const ms = performance.now() - t0;
+            ctx.arm(() => {});
+            if (step.fault.kind === "sigstop") fixture.server.resume();
+            ctx.heal();
+            await settle(step.fault.kind === "slow" ? step.fault.ms + 60 : 60);
+
+            const tally = `${step.phase}/${step.fault.kind}${
+              step.fault.kind === "slow" ? step.fault.ms : ""
+            }:${result.status === "READY" ? "READY" : result.code}`;
+            outcomes[tally] = (outcomes[tally] ?? 0) + 1;
+            checkNoLeak(f, fixture, result, at);
+            checkPrototypes(f, at);
+            check(
+              f,
+              ms <= 2 * STORE_TIMEOUT_MS + SLACK_MS,
+              () => `${at}: took ${Math.round(ms)} ms`,
+            );
+            if (twin !== null) {
+              // The twin shared the requests and the fault: told the truth or STORE_UNAVAILABLE.
+              const twinAt = `${at} twin`;
+              checkNoLeak(f, fixture, twin, twinAt);
+              check(f, (executions.get(`${run.runId}/${twinId}`) ?? 0) <= 1, `${twinAt}: twice`);
+              const twinRecord = await boundary.inspect(run.runId, twinId);
+              if (twin.status === "READY") {
+                checkEqual(f, twinRecord?.status, "READY", twinAt);
+                checkEqual(f, twinRecord?.agentResult, agentResult(twin), twinAt);
+              } else {
+                checkEqual(f, twin.code, "STORE_UNAVAILABLE", twinAt);
+                check(
+                  f,
+                  twinRecord === null || twinRecord.status !== "ERROR",
+                  () => `${twinAt}: record ${twinRecord?.status}`,
+                );
+              }
+            }
+            const executed = (executions.get(key) ?? 0) - executedBefore;
+            check(f, (executions.get(key) ?? 0) <= 1, `${at}: executed twice`);
+            const record = await boundary.inspect(run.runId, toolCallId);
+            if (record?.status === "READY") {
+              check(f, record.agentResult !== null, `${at}: READY without result`);
+            }
+
+            if (recordBefore !== null) {
+              // The key was used: refused (or the store was unreachable), never run. The input
+              // `{ i }` is the step's, so another request than the recorded one: a conflict.
+              check(
+                f,
+                result.status === "ERROR" &&
+                  (result.code === "TOOL_CALL_CONFLICT" || result.code === "STORE_UNAVAILABLE"),
+                () => `${at}: resubmission got ${JSON.stringify(result)}`,
+              );
+              checkEqual(f, executed, 0, `${at}: resubmission executed`);
+              checkEqual(f, record, recordBefore, `${at}: resubmission changed the record`);
+              continue;
+            }
+            const truth = step.tool === "t_found" ? "READY" : "EXECUTION_FAILED";
+            if (result.status === "READY" || result.code !== "STORE_UNAVAILABLE") {
+              // Told an outcome: it is the one that happened and the one recorded.
+              checkEqual(f, result.status === "READY" ? "READY" : result.code, truth, at);
+              checkEqual(f, executed, 1, `${at}: executions`);
+              checkEqual(f, record?.status, truth === "READY" ? "READY" : "ERROR", `${at}: record`);
+              checkEqual(f, record?.agentResult, agentResult(result), `${at}: recorded result`);
+              told.set(toolCallId, result);
+              continue;
+            }
+            checkEqual(f, result.message, ERROR_MESSAGES.STORE_UNAVAILABLE, at);
+            // STORE_UNAVAILABLE: the begin failed (nothing ran), or the complete failed after the
+            // tool ran once. Either way the record is absent, PROJECTING, or what truly happened.
+            if (executed === 0) {
+              check(
+                f,
+                record === null || record.status === "PROJECTING",
+                () => `${at}: ${record?.status}`,
+              );
+            } else {
+              checkEqual(f, executed, 1, at);
+              check(
+                f,
+                record !== null &&
+                  (record.status === "PROJECTING" ||
+                    record.status === (truth === "READY" ? "READY" : "ERROR")),
+                () => `${at}: record ${record?.status} after the tool ran`,
+              );
+            }
+            if (step.fault.kind === "none") {
+              check(f, false, `${at}: STORE_UNAVAILABLE with no fault`);
+            }
+            if (step.fault.kind === "drop" && step.fault.count <= RETRIES) {
+              check(
+                f,
+                false,
+                `${at}: a dropped response within the client's retries was not retried`,
+              );
+            }
+          }
+          // Budgets count exactly the begins that ran: one per record.
+          const keys = (await fixture.direct(["KEYS", `tb:{${run.runId}}:call:*`])) as string[];
+          const state = await boundary.store.getRun(run.runId);
+          checkEqual(f, state?.used.calls, keys.length, `${run.runId}: budget vs records`);
+          // Every told outcome is still what the record says.
+          for (const [id, result] of told) {
+            const record = await boundary.inspect(run.runId, id);
+            checkEqual(f, record?.agentResult ?? null, agentResult(result), `${id} at the end`);
+          }
+          const facts = await boundary.endRun(run);
+          checkNoLeak(f, fixture, facts, "facts");
+        }),
+        { numRuns: RUNS },
+      );
+    } finally {
+      ctx.heal();
+      try {
+        fixture.server.resume();
+      } catch {
+        // not paused or not running
+      }
+      await fixture.stop();
     }
-    await fixture.stop();
-  }
-  report(f, {
-    runs: RUNS,
-    storeTimeoutMs: STORE_TIMEOUT_MS,
-    boundMs: 2 * STORE_TIMEOUT_MS + SLACK_MS,
-    ms: Math.round(performance.now() - started),
-    outcomes: Object.fromEntries(Object.entries(outcomes).sort()),
+    report(f, {
+      runs: RUNS,
+      storeTimeoutMs: STORE_TIMEOUT_MS,
+      boundMs: 2 * STORE_TIMEOUT_MS + SLACK_MS,
+      ms: Math.round(performance.now() - started),
+      outcomes: Object.fromEntries(Object.entries(outcomes).sort()),
+    });
   });
-});
+}
 
 Deno.test("faults: redis-server killed (SIGKILL) and restarted with its data and script cache gone", async () => {
   const f = figures("faults-kill", "upstash");

@@ -185,3 +185,54 @@ Deno.test("MemoryStore hands out copies: changing a returned record or run chang
   assert.deepEqual((await store.getRun("run-1"))?.used, { calls: 1, perTool: { t: 1 } });
   assert.deepEqual((await store.getRun("run-1"))?.budget.perTool, {});
 });
+
+Deno.test("a full MemoryStore on the next day: every record of the day before expired, and the new day's begins all fit", async () => {
+  const { clock, advance } = fakeClock();
+  const DAY = 24 * 60 * 60 * 1000;
+  const maxRecords = 2_000;
+  const store = new MemoryStore({ clock, maxRecords });
+  const startDay = async (day: number) => {
+    const runId = `run-day-${day}`;
+    const started = await store.startRun({
+      runId,
+      deadline: clock() + DAY,
+      budget: { calls: maxRecords + 1, perTool: {} },
+      ttlMs: DAY,
+      attemptId: `start-${runId}`,
+      now: clock(),
+    });
+    assert.equal(started.ok, true);
+    return runId;
+  };
+  for (let day = 0; day < 3; day++) {
+    const runId = await startDay(day);
+    for (let i = 0; i < maxRecords; i++) {
+      const begun = await store.begin(begin(runId, `call_${i}`, clock(), DAY));
+      assert.equal(begun.ok, true, `day ${day} call_${i}`);
+      assert.ok(store.size <= maxRecords);
+    }
+    assert.equal(store.size, maxRecords);
+    // Full: one more is refused while every record is live.
+    await assert.rejects(store.begin(begin(runId, "call_extra", clock(), DAY)));
+    advance(DAY);
+  }
+  assert.equal(store.size, 0);
+});
+
+Deno.test("records of mixed TTLs expire in expiry order: size always counts exactly the live ones", async () => {
+  const { clock, advance } = fakeClock();
+  const store = new MemoryStore({ clock, maxRecords: 500 });
+  await startRun(store, "run-1", clock(), 100_000);
+  let seed = 7;
+  const random = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n;
+  const expiries: number[] = [];
+  for (let i = 0; i < 3_000; i++) {
+    const ttl = 1 + random(400);
+    const begun = await store.begin(begin("run-1", `call_${i}`, clock(), ttl));
+    assert.equal(begun.ok, true, `call_${i}`);
+    expiries.push(clock() + ttl);
+    advance(random(3));
+    const live = expiries.filter((at) => at > clock()).length;
+    assert.equal(store.size, live, `after call_${i}`);
+  }
+});

@@ -2,7 +2,8 @@
  * `@upstash/redis` batches calls made in the same tick into one `/pipeline` request by default
  * (`enableAutoPipelining`). Upstash refuses a request over its max request size (10 MB) as a
  * whole, so every call of an oversized batch fails, also those that would fit alone. The edge
- * entries build their client with auto-pipelining off (`REDIS_CLIENT_OPTIONS`). Through the real
+ * entries build their client with auto-pipelining off (`REDIS_CLIENT_OPTIONS`). The store's own
+ * batching (its `batch` option) packs under a byte cap instead. Through the real
  * client, against the test endpoint with Upstash's 10 MB limit, in front of a real redis-server.
  */
 import assert from "node:assert/strict";
@@ -85,9 +86,9 @@ async function warm(store: UpstashStore): Promise<void> {
   assert.ok((await store.complete({ ...request, outcome: largeOutcome(100) })).ok);
 }
 
-Deno.test("UpstashStore with auto-pipelining on (the client's default): one oversized batch, and none of its nine calls succeeds", async () => {
+Deno.test("UpstashStore batch: false with auto-pipelining on (the client's default): one oversized batch, and none of its nine calls succeeds", async () => {
   await withUpstashFixture(async (fixture) => {
-    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const store = new UpstashStore({ redis: fixture.createRedis(), batch: false });
     await warm(store);
     const fire = await prepareBurst(store, "run-batched");
     fixture.endpoint.reset();
@@ -133,13 +134,31 @@ Deno.test("UpstashStore with auto-pipelining off (REDIS_CLIENT_OPTIONS, as the e
       assert.equal(result.status, "fulfilled");
       assert.equal((result as PromiseFulfilledResult<{ ok: boolean }>).value.ok, true);
     }
+    // The store's batching sends each call over its cap (1 MiB) in a request of its own.
     assert.equal(fixture.endpoint.requests, 9);
-    assert.deepEqual(fixture.endpoint.log.map((entry) => entry.path), Array(9).fill("/"));
+    assert.deepEqual(fixture.endpoint.log.map((entry) => entry.commands.length), Array(9).fill(1));
     console.log("auto-pipelining off: 9 requests, 9 of 9 calls succeeded");
     for (let i = 0; i < 8; i++) {
       assert.equal((await store.get("run-separate", `call_${i}`))?.status, "READY");
     }
     assert.equal((await store.get("run-separate", "call_small"))?.status, "PROJECTING");
+  });
+});
+
+Deno.test("UpstashStore's own batching (its default) keeps the nine calls apart under the client's auto-pipelining too: all succeed", async () => {
+  await withUpstashFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    await warm(store);
+    const fire = await prepareBurst(store, "run-store-batched");
+    fixture.endpoint.reset();
+    const results = await fire();
+    for (const result of results) assert.equal(result.status, "fulfilled");
+    // Each over the cap alone, the small begin alone: pipelines of one, which the client's
+    // auto-pipelining does not merge.
+    assert.deepEqual(fixture.endpoint.log.map((entry) => entry.commands.length), Array(9).fill(1));
+    for (let i = 0; i < 8; i++) {
+      assert.equal((await store.get("run-store-batched", `call_${i}`))?.status, "READY");
+    }
   });
 });
 

@@ -21,7 +21,9 @@
  * @module
  */
 export { RedisStoreError } from "./errors.ts";
+export type { UpstashPipeline } from "./batch.ts";
 export {
+  type UpstashBatchOptions,
   type UpstashDurability,
   type UpstashRedisClient,
   UpstashStore,

@@ -36,7 +36,8 @@ import type {
   StoreRefusal,
 } from "../../core/store.ts";
 import type { EvidenceStatus, RecordStatus } from "../../core/types.ts";
-import { isNoScript, RedisStoreError, storeUnavailable } from "./errors.ts";
+import { ScriptBatcher, sendOne, type SentScript, type UpstashPipeline } from "./batch.ts";
+import { RedisStoreError, storeUnavailable } from "./errors.ts";
 import {
   BEGIN,
   COMPLETE,
@@ -80,6 +81,26 @@ export interface UpstashRedisClient {
    * store's `durability` option.
    */
   exec?(args: [string, ...string[]]): Promise<unknown>;
+  /**
+   * A pipeline (`POST /pipeline`): used to send the begins and completes issued together in one
+   * request (the store's `batch` option). Without it the store sends every call alone.
+   */
+  pipeline?(): UpstashPipeline;
+}
+
+/**
+ * `batch` of {@linkcode UpstashStoreOptions}: how begins and completes issued together are
+ * packed into one pipeline request.
+ */
+export interface UpstashBatchOptions {
+  /**
+   * The largest JSON body of one pipeline request, in bytes (keys and arguments counted as the
+   * client sends them, escapes included). A call that would take a batch past it opens the next
+   * one; a call over it on its own is sent alone, as a single command. Keep it well under
+   * Upstash's max request size (10 MB), which refuses an oversized request as a whole.
+   * @default 1048576
+   */
+  maxBytes?: number;
 }
 
 /**
@@ -168,10 +189,24 @@ export interface UpstashStoreOptions {
    * @default undefined (no wait)
    */
   durability?: UpstashDurability;
+  /**
+   * Packs the begins and the completes issued together (by parallel calls of one step, within
+   * a few microtask rounds of each other) into one REST request to the pipeline endpoint, each
+   * still its own atomic script with its own answer: one call's refusal, script error or
+   * NOSCRIPT never fails or repeats another. A failure of the whole request (an HTTP error, or
+   * no response after the client's retries) fails each call in it as it would fail the call
+   * sent alone; a resent begin or complete of the same attempt is recognised, as always. A call
+   * alone in its batch is sent as the single command it always was. Needs `redis.pipeline`
+   * (every `@upstash/redis` client has it); `false` sends every call alone.
+   * @default { maxBytes: 1048576 } (on, when `redis.pipeline` exists)
+   */
+  batch?: false | UpstashBatchOptions;
 }
 
 const PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 const DEFAULT_TIMEOUT_MS = 10_000;
+/** 1 MiB: a tenth of Upstash's max request size, so JSON escapes cannot take a batch near it. */
+const DEFAULT_BATCH_BYTES = 1024 * 1024;
 
 type Reply = (string | null)[];
 
@@ -321,12 +356,6 @@ function refuse<C extends ErrorCode>(code: C): StoreRefusal<C> {
   return { ok: false, code };
 }
 
-/** A script as sent: the source for `EVAL` and its SHA-1 for `EVALSHA`. */
-interface SentScript {
-  readonly source: string;
-  readonly sha: string;
-}
-
 /** Per `keyLocking` value: the scripts as sent. */
 const sentScripts = new Map<boolean, Promise<Map<LuaScript, SentScript>>>();
 
@@ -388,6 +417,7 @@ export class UpstashStore implements Store {
   readonly #timeoutMs: number;
   readonly #keyLocking: boolean;
   readonly #durability: UpstashDurability | undefined;
+  readonly #batcher: ScriptBatcher | undefined;
 
   /**
    * Creates a store over an `@upstash/redis` client.
@@ -400,6 +430,8 @@ export class UpstashStore implements Store {
    * @throws {RangeError} When `durability` is not `{ replicas, timeoutMs }` of positive integers
    *   with `durability.timeoutMs` below `timeoutMs`.
    * @throws {TypeError} When `durability` is given and `redis` lacks `exec`.
+   * @throws {RangeError} When `batch` is not `false` or `{ maxBytes }` of a positive integer.
+   * @throws {TypeError} When `batch` options are given and `redis` lacks `pipeline`.
    */
   constructor(options: UpstashStoreOptions) {
     const redis = options?.redis;
@@ -438,6 +470,23 @@ export class UpstashStore implements Store {
         );
       }
     }
+    const batch = options.batch;
+    let maxBytes = DEFAULT_BATCH_BYTES;
+    if (batch !== undefined && batch !== false) {
+      maxBytes = (batch ?? {} as UpstashBatchOptions).maxBytes ?? DEFAULT_BATCH_BYTES;
+      if (
+        typeof batch !== "object" || batch === null || !Number.isSafeInteger(maxBytes) ||
+        maxBytes < 1
+      ) {
+        throw new RangeError("Invalid batch: expected false or { maxBytes } of a positive integer");
+      }
+      if (typeof redis.pipeline !== "function") {
+        throw new TypeError("Cannot create UpstashStore: batch needs options.redis.pipeline");
+      }
+    }
+    this.#batcher = batch === false || typeof redis.pipeline !== "function"
+      ? undefined
+      : new ScriptBatcher(redis as UpstashRedisClient & { pipeline(): UpstashPipeline }, maxBytes);
     this.#redis = redis;
     this.#prefix = prefix;
     this.#timeoutMs = timeoutMs;
@@ -795,7 +844,8 @@ export class UpstashStore implements Store {
   }
 
   /**
-   * One script, one round trip: EVALSHA, then EVAL only when Redis lost the script. `then`
+   * One script, one round trip: EVALSHA, then EVAL only when Redis lost the script; begins and
+   * completes through the batcher (`batch`), which may share the round trip with others. `then`
    * runs on the decoded reply within the same time bound.
    */
   async #call(
@@ -806,13 +856,10 @@ export class UpstashStore implements Store {
   ): Promise<Reply> {
     const attempt = async (): Promise<Reply> => {
       const sent = (await scriptsFor(this.#keyLocking)).get(script)!;
-      let reply: unknown;
-      try {
-        reply = await this.#redis.evalsha(sent.sha, keys, args);
-      } catch (error) {
-        if (!isNoScript(error)) throw error;
-        reply = await this.#redis.eval(sent.source, keys, args);
-      }
+      const batched = this.#batcher !== undefined && (script === BEGIN || script === COMPLETE);
+      const reply = batched
+        ? await this.#batcher!.send(sent, keys, args)
+        : await sendOne(this.#redis, sent, keys, args);
       const decoded = decodeReply(reply);
       await then?.(decoded);
       return decoded;

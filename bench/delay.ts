@@ -1,0 +1,124 @@
+/**
+ * Scale: one call at a time (N = 1) through the Upstash-compatible endpoint with a simulated
+ * round trip (every answer delayed 0, 5 and 25 ms): UpstashStore batched (the default) and with
+ * `batch: false`, against two PINGs (the floor of our two round trips) and the plain-command
+ * baseline (bench/baseline_store.ts), interleaved in one run.
+ *
+ * Run: `deno task bench:delay` (`BENCH_N=<calls per row and delay>`, default 200).
+ *
+ * @module
+ */
+import { defineTool, type ProjectorOutput, type RunContext, ToolBoundary } from "../src/mod.ts";
+import { UpstashStore } from "../src/stores/upstash/mod.ts";
+import { BaselineStore } from "./baseline_store.ts";
+import { type LogRaw, logRaw, ms, percentile, printTable, SMOKE } from "./_common.ts";
+import { startBenchFixture } from "./_fixture.ts";
+
+const N = SMOKE ? 4 : Number(Deno.env.get("BENCH_N") ?? 200);
+const DELAYS = SMOKE ? [0] : [0, 5, 25];
+const CALLS_PER_RUN = 100;
+
+function project(raw: LogRaw): ProjectorOutput {
+  return {
+    evidence: raw.hits.length > 0 ? "EVIDENCE_FOUND" : "NO_EVIDENCE",
+    scope: `logs of ${raw.service} matching "${raw.query}"`,
+    content: raw.hits.slice(0, 5).map((hit) => `${hit.ts} ${hit.level} ${hit.line}`),
+  };
+}
+
+const raw = logRaw(1024);
+const tool = defineTool({ name: "search_logs", readOnly: true, execute: () => raw, project });
+
+const fixture = await startBenchFixture();
+try {
+  const ping = fixture.createRedis();
+  const rows: { name: string; op: () => Promise<void>; samples: Map<number, number[]> }[] = [{
+    name: "2 x PING (sequential)",
+    op: async () => {
+      await ping.ping();
+      await ping.ping();
+    },
+    samples: new Map(),
+  }];
+  const stores = [
+    {
+      name: "invoke, UpstashStore (batched, default)",
+      store: new UpstashStore({ redis: fixture.createRedis(), prefix: "ours" }),
+    },
+    {
+      name: "invoke, UpstashStore batch: false",
+      store: new UpstashStore({ redis: fixture.createRedis(), prefix: "alone", batch: false }),
+    },
+    {
+      name: "invoke, BaselineStore (plain commands)",
+      store: new BaselineStore(fixture.createRedis(), "baseline"),
+    },
+  ];
+  for (const { name, store } of stores) {
+    const boundary = new ToolBoundary({ store, tools: [tool], recordTtlMs: 300_000 });
+    let run: RunContext | undefined;
+    let calls = 0;
+    let seq = 0;
+    rows.push({
+      name,
+      samples: new Map(),
+      op: async () => {
+        if (run === undefined || calls >= CALLS_PER_RUN) {
+          run = await boundary.startRun({
+            ttlMs: 600_000,
+            budget: { calls: CALLS_PER_RUN, perTool: { [tool.name]: CALLS_PER_RUN } },
+          });
+          calls = 0;
+        }
+        calls++;
+        const result = await boundary.invoke(run, {
+          toolCallId: `call_${seq++}`,
+          runId: run.runId,
+          toolName: tool.name,
+          input: { query: "timeout" },
+        });
+        if (result.status !== "READY") throw new Error(`invoke failed: ${JSON.stringify(result)}`);
+      },
+    });
+  }
+  for (const row of rows) for (let i = 0; i < (SMOKE ? 2 : 50); i++) await row.op();
+  for (const delay of DELAYS) {
+    await fixture.setDelay(delay);
+    for (const row of rows) row.samples.set(delay, []);
+    for (let i = 0; i < N; i++) {
+      for (let k = 0; k < rows.length; k++) {
+        const row = rows[(k + i) % rows.length]!;
+        const started = performance.now();
+        await row.op(); // a new run every 100 calls: one more request, in the timing for all
+        row.samples.get(delay)!.push(performance.now() - started);
+      }
+    }
+  }
+  const p50 = (row: (typeof rows)[number], delay: number) =>
+    percentile([...row.samples.get(delay)!].sort((a, b) => a - b), 50);
+  const table: string[][] = [];
+  for (const delay of DELAYS) {
+    const pings = p50(rows[0]!, delay);
+    for (const row of rows) {
+      table.push([
+        `${delay} ms`,
+        row.name,
+        ms(p50(row, delay)),
+        `${(p50(row, delay) / pings).toFixed(2)}x`,
+      ]);
+    }
+  }
+  console.log(`\n${N} samples per row and delay, one call of each row in turn; 1 KiB raw; p50.\n`);
+  printTable(["round trip", "operation", "p50 ms", "p50 / 2 x PING"], table);
+  for (const delay of DELAYS) {
+    const [pings, batched, alone, baseline] = rows.map((row) => p50(row, delay));
+    console.log(
+      `${delay} ms: ours/2xPING = ${(batched! / pings!).toFixed(2)}x (goal <= 1.1 at 5 ms); ` +
+        `batched/batch: false = ${(batched! / alone!).toFixed(2)}x; baseline/ours = ${
+          (baseline! / batched!).toFixed(2)
+        }x`,
+    );
+  }
+} finally {
+  await fixture.stop();
+}

@@ -1,0 +1,201 @@
+/**
+ * The store's request transport: one script call, `EVALSHA` (then `EVAL` when Redis lost the
+ * script), alone in its own REST request or packed with others issued at the same time into
+ * one request to the pipeline endpoint.
+ *
+ * @module
+ */
+import { utf8ByteLength } from "../../core/utf8.ts";
+import { isNoScript } from "./errors.ts";
+
+/**
+ * What the transport needs of an `@upstash/redis` pipeline (`redis.pipeline()`): queue script
+ * calls, then send them all in one `POST /pipeline` and get each call's own answer.
+ */
+export interface UpstashPipeline {
+  /** Queues `EVALSHA sha numkeys ...keys ...args`. */
+  evalsha(sha1: string, keys: string[], args: string[]): unknown;
+  /** Queues `EVAL script numkeys ...keys ...args`. */
+  eval(script: string, keys: string[], args: string[]): unknown;
+  /**
+   * Sends the queued calls in one request; with `keepErrors`, each answer is its own `{ result }`
+   * or `{ error }` (the request itself fails only as a whole: an HTTP error or no response).
+   */
+  exec(options: { keepErrors: true }): Promise<readonly { result?: unknown; error?: string }[]>;
+}
+
+/** The client calls the transport makes. */
+export interface ScriptClient {
+  evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown>;
+  eval(script: string, keys: string[], args: string[]): Promise<unknown>;
+  pipeline?(): UpstashPipeline;
+}
+
+/** A script as sent: the source for `EVAL` and its SHA-1 for `EVALSHA`. */
+export interface SentScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+/** One script call: EVALSHA, then EVAL only when Redis answers NOSCRIPT. */
+export async function sendOne(
+  redis: ScriptClient,
+  sent: SentScript,
+  keys: string[],
+  args: string[],
+): Promise<unknown> {
+  try {
+    return await redis.evalsha(sent.sha, keys, args);
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    return await redis.eval(sent.source, keys, args);
+  }
+}
+
+interface Queued {
+  sent: SentScript;
+  keys: string[];
+  args: string[];
+  /** The call's bytes in a pipeline body, once asked for. */
+  bytes: number;
+  resolve(reply: unknown): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Microtask rounds a batch stays open after its first call. The calls one step issues together
+ * (N invokes started at once, or N tools that answered in the same turn) reach the store a few
+ * rounds apart at most; a timer or a macrotask would cost far more than the round trip it saves
+ * on a single call (a `setTimeout(0)` is about 1 ms in Deno), and none of them is a Web API that
+ * fires right after the microtasks drain.
+ */
+const OPEN_ROUNDS = 16;
+
+/**
+ * Packs the script calls made within a few microtask rounds of each other into pipeline
+ * requests of at most `maxBytes` of JSON body each; a call over the cap on its own goes in a
+ * request of its own, and a call that came alone goes as the single command it always was. Each call stays its own atomic script and
+ * gets its own answer: one's refusal, script error or NOSCRIPT never touches another's; only a
+ * failure of the whole request (an HTTP error, no response after the client's retries) fails
+ * every call in it, as it would fail a call sent alone.
+ */
+export class ScriptBatcher {
+  readonly #redis: ScriptClient & { pipeline(): UpstashPipeline };
+  readonly #maxBytes: number;
+  #queue: Queued[] = [];
+
+  constructor(redis: ScriptClient & { pipeline(): UpstashPipeline }, maxBytes: number) {
+    this.#redis = redis;
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Queues a call; resolves to its reply as the client decoded it. */
+  send(sent: SentScript, keys: string[], args: string[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ sent, keys, args, bytes: -1, resolve, reject });
+      if (this.#queue.length === 1) void this.#flushLater();
+    });
+  }
+
+  async #flushLater(): Promise<void> {
+    for (let i = 0; i < OPEN_ROUNDS; i++) await undefined;
+    const queue = this.#queue;
+    this.#queue = [];
+    if (queue.length === 1) {
+      return settle(
+        queue[0]!,
+        sendOne(this.#redis, queue[0]!.sent, queue[0]!.keys, queue[0]!.args),
+      );
+    }
+    for (const group of this.#pack(queue, false)) void this.#sendGroup(group, false);
+  }
+
+  /** Splits calls, in order, into groups of at most maxBytes of body each. */
+  #pack(calls: Queued[], full: boolean): Queued[][] {
+    const groups: Queued[][] = [];
+    let group: Queued[] = [];
+    let bytes = 0;
+    for (const call of calls) {
+      const size = (call.bytes < 0 ? call.bytes = bodyBytes(call) : call.bytes) +
+        (full ? call.sent.source.length + 8 : 0);
+      if (size > this.#maxBytes) {
+        groups.push([call]); // alone, leaving the open group open
+        continue;
+      }
+      if (group.length > 0 && bytes + size > this.#maxBytes) {
+        groups.push(group);
+        group = [];
+        bytes = 0;
+      }
+      group.push(call);
+      bytes += size;
+    }
+    if (group.length > 0) groups.push(group);
+    return groups;
+  }
+
+  /**
+   * One pipeline request for a group, also for a group of one: sent through the client's plain
+   * command, a call over the cap could be packed again by the client's own auto-pipelining
+   * with the others sent in the same tick.
+   */
+  async #sendGroup(group: Queued[], full: boolean): Promise<void> {
+    let answers: readonly { result?: unknown; error?: string }[];
+    try {
+      const pipeline = this.#redis.pipeline();
+      for (const { sent, keys, args } of group) {
+        if (full) pipeline.eval(sent.source, keys, args);
+        else pipeline.evalsha(sent.sha, keys, args);
+      }
+      answers = await pipeline.exec({ keepErrors: true });
+      if (!Array.isArray(answers) || answers.length !== group.length) {
+        throw new Error("Unexpected pipeline reply");
+      }
+    } catch (error) {
+      // The request failed as a whole (after the client's own retries): as for a call alone.
+      for (const call of group) call.reject(error);
+      return;
+    }
+    const lost: Queued[] = [];
+    for (let i = 0; i < group.length; i++) {
+      const call = group[i]!;
+      const answer = answers[i];
+      const failure = answer?.error;
+      if (failure === undefined || failure === null) {
+        call.resolve(answer?.result);
+        continue;
+      }
+      const error = scriptError(failure);
+      if (!full && isNoScript(error)) lost.push(call);
+      else call.reject(error);
+    }
+    // Redis lost the scripts (a restart, a flush): those calls again with the source, together.
+    if (lost.length > 0) {
+      for (const again of this.#pack(lost, true)) void this.#sendGroup(again, true);
+    }
+  }
+}
+
+async function settle(call: Queued, reply: Promise<unknown>): Promise<void> {
+  try {
+    call.resolve(await reply);
+  } catch (error) {
+    call.reject(error);
+  }
+}
+
+/** A pipeline entry's error as the client throws a single command's. */
+function scriptError(text: unknown): Error {
+  const error = new Error(typeof text === "string" ? text : "Redis command failed");
+  error.name = "UpstashError";
+  return error;
+}
+
+/**
+ * A call's bytes in a pipeline body as the client sends it: `["evalsha","<sha>",n,...]` and a
+ * comma. Exact for the keys and arguments (JSON escapes included).
+ */
+function bodyBytes(call: Queued): number {
+  return utf8ByteLength(JSON.stringify(call.keys)) + utf8ByteLength(JSON.stringify(call.args)) +
+    call.sent.sha.length + 24;
+}
