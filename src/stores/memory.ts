@@ -37,7 +37,10 @@ import type {
   EndRunRequest,
   FactRow,
   ReadFactsRequest,
+  RunExport,
   RunState,
+  SealRunRequest,
+  SealState,
   StartRunRefusal,
   StartRunRequest,
   Store,
@@ -45,6 +48,7 @@ import type {
   StoreRefusal,
 } from "../core/store.ts";
 import { utf8ByteLength } from "../core/utf8.ts";
+import { exposeRecords } from "./memory_records.ts";
 
 /** Options of {@linkcode MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -63,6 +67,10 @@ interface RunEntry {
   ended: number | null;
   /** Every key begun in the run, in begin order: a key stays used after its record expires. */
   begun: Map<string, BegunCall>;
+  /** The `proof.hash` each signed complete carried, by tool call ID, for the seal. */
+  hashes: Map<string, string>;
+  /** The seal `sealRun` kept, once. */
+  sealJson: string | null;
 }
 
 const SWEEP_EVERY = 1024;
@@ -106,6 +114,11 @@ export class MemoryStore implements Store {
    */
   readonly #records = new Map<string, Map<string, StoredRecord>>();
   #recordCount = 0;
+  static {
+    // Tests that play an operator with write access edit the records through this, and only
+    // they import it (it is no entry point's export).
+    exposeRecords((store) => (store as MemoryStore).#records);
+  }
   /** Nothing held expires before this (by this store's clock): a sweep before it finds nothing. */
   #nextExpiry = Number.POSITIVE_INFINITY;
   #writes = 0;
@@ -159,6 +172,8 @@ export class MemoryStore implements Store {
       progress: [],
       ended: null,
       begun: new Map(),
+      hashes: new Map(),
+      sealJson: null,
     });
     if (expiresAt < this.#nextExpiry) this.#nextExpiry = expiresAt;
     this.#wrote();
@@ -240,7 +255,11 @@ export class MemoryStore implements Store {
     if (done.changed) {
       // #liveRecord just found the record, so its run's map exists.
       this.#records.get(request.runId)!.set(request.toolCallId, done.record);
-      this.#liveRun(request.runId, now)?.progress.push(request.toolCallId);
+      const run = this.#liveRun(request.runId, now);
+      run?.progress.push(request.toolCallId);
+      if (done.record.proof !== undefined) {
+        run?.hashes.set(request.toolCallId, done.record.proof.hash);
+      }
       this.#wrote();
     }
     return Promise.resolve({ ok: true, record: { ...done.record } });
@@ -255,7 +274,9 @@ export class MemoryStore implements Store {
   /** {@inheritDoc Store.endRun} */
   endRun(
     request: EndRunRequest,
-  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | EndRunRefusal> {
+  ): Promise<
+    { ok: true; run: RunState; toolCallIds: string[]; seal?: SealState } | EndRunRefusal
+  > {
     const refused = refusedBy(() => checkEndRunRequest(request));
     if (refused !== null) return refused;
     const run = this.#liveRun(request.runId, this.#clock());
@@ -267,7 +288,40 @@ export class MemoryStore implements Store {
     }
     // The first endRun fixes the facts: a call completed after it is recorded, not listed.
     const toolCallIds = run.progress.slice(0, run.ended ?? run.progress.length);
-    return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds });
+    if (request.seal !== true) {
+      return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds });
+    }
+    const calls = run.sealJson !== null ? [] : [...run.begun.keys()].map((toolCallId) => ({
+      toolCallId,
+      hash: run.hashes.get(toolCallId) ?? null,
+    }));
+    const seal = { sealJson: run.sealJson, calls };
+    return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds, seal });
+  }
+
+  /** {@inheritDoc Store.sealRun} */
+  sealRun(request: SealRunRequest): Promise<{ ok: true; sealJson: string } | EndRunRefusal> {
+    if (typeof request?.sealJson !== "string") {
+      return Promise.reject(new TypeError("Invalid sealJson: expected a string"));
+    }
+    const run = isSafeRunId(request.runId)
+      ? this.#liveRun(request.runId, this.#clock())
+      : undefined;
+    if (run === undefined) return refuse("RUN_NOT_FOUND");
+    run.sealJson ??= request.sealJson;
+    return Promise.resolve({ ok: true, sealJson: run.sealJson });
+  }
+
+  /** {@inheritDoc Store.exportRun} */
+  exportRun(runId: string): Promise<RunExport | null> {
+    const now = this.#clock();
+    const run = isSafeRunId(runId) ? this.#liveRun(runId, now) : undefined;
+    if (run === undefined) return Promise.resolve(null);
+    const calls = [...run.begun.keys()].map((toolCallId) => {
+      const record = this.#liveRecord(runId, toolCallId, now);
+      return { toolCallId, record: record === undefined ? null : { ...record } };
+    });
+    return Promise.resolve({ run: copyRun(run.state), calls, sealJson: run.sealJson });
   }
 
   /** {@inheritDoc Store.readFacts} */
