@@ -48,7 +48,7 @@ import type {
   StoreRefusal,
 } from "../core/store.ts";
 import { utf8ByteLength } from "../core/utf8.ts";
-import { exposeRecords } from "./memory_records.ts";
+import { exposeState, type RunEntry } from "./memory_state.ts";
 
 /** Options of {@linkcode MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -56,21 +56,6 @@ export interface MemoryStoreOptions {
   clock?: () => number;
   /** Live records kept at most; past it, begin fails (the boundary reports STORE_UNAVAILABLE). @default 100000 */
   maxRecords?: number;
-}
-
-interface RunEntry {
-  state: RunState;
-  attemptId: string;
-  expiresAt: number;
-  progress: string[];
-  /** How many identities of `progress` the first endRun returned: every later one returns those. */
-  ended: number | null;
-  /** Every key begun in the run, in begin order: a key stays used after its record expires. */
-  begun: Map<string, BegunCall>;
-  /** The `proof.hash` each signed complete carried, by tool call ID, for the seal. */
-  hashes: Map<string, string>;
-  /** The seal `sealRun` kept, once. */
-  sealJson: string | null;
 }
 
 const SWEEP_EVERY = 1024;
@@ -117,7 +102,10 @@ export class MemoryStore implements Store {
   static {
     // Tests that play an operator with write access edit the records through this, and only
     // they import it (it is no entry point's export).
-    exposeRecords((store) => (store as MemoryStore).#records);
+    exposeState((store) => ({
+      records: (store as MemoryStore).#records,
+      runs: (store as MemoryStore).#runs,
+    }));
   }
   /** Nothing held expires before this (by this store's clock): a sweep before it finds nothing. */
   #nextExpiry = Number.POSITIVE_INFINITY;
