@@ -91,6 +91,11 @@ export interface VerifyOptions {
    * `keyId`. @default the RFC 7638 thumbprint of `publicKey`
    */
   keyId?: string;
+  /**
+   * The longest bundle read, in UTF-16 units of its JSON text: the copy stops, with a TypeError,
+   * as soon as the bundle is certain to be longer. @default MAX_BUNDLE_LENGTH (512 Mi)
+   */
+  maxLength?: number;
 }
 
 /** The longest bundle read, in UTF-16 units of its JSON text: past it, a TypeError. */
@@ -135,7 +140,7 @@ export async function verifyRun(
   options: VerifyOptions = {},
 ): Promise<RunVerdict> {
   const verifier = await importVerifier(publicKey, options?.keyId);
-  const snapshot = snapshotJson(bundle, MAX_CHECK_DEPTH, MAX_BUNDLE_LENGTH);
+  const snapshot = snapshotJson(bundle, MAX_CHECK_DEPTH, options?.maxLength ?? MAX_BUNDLE_LENGTH);
   if ("problem" in snapshot) throw new TypeError(`Invalid bundle: ${snapshot.problem}`);
   const b = snapshot.value;
   if (!isPlainObject(b) || b.format !== BUNDLE_FORMAT) {
