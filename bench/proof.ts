@@ -122,7 +122,7 @@ try {
   fixture.endpoint.setDelay(DELAY_MS);
   await measure(remote, N_REMOTE);
   // Requests per invoke and per endRun, counted by the endpoint.
-  const counts = [];
+  const counts: { perInvoke: number; firstEnd: number; laterEnd: number; exported: number }[] = [];
   for (const r of remote) {
     const run = await r.boundary.startRun({ ttlMs: 600_000 });
     fixture.endpoint.reset();

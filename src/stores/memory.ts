@@ -28,7 +28,6 @@ import { factRowOf, projectingRecord } from "../core/records.ts";
 import type {
   BeginRefusal,
   BeginRequest,
-  BegunCall,
   CallLookup,
   CallSummary,
   CompleteRefusal,
