@@ -145,7 +145,7 @@ export interface UpstashStoreOptions {
   /**
    * Starts every script with `#!lua flags=allow-key-locking` (`#!lua
    * flags=no-writes,allow-key-locking` for those that only read: `get`, `getRun`, `readFacts`,
-   * `lookupCall`, and `readCalls` of `listCalls`),
+   * `lookupCall`, `readCalls` of `listCalls` and `readRecords` of `exportRun`),
    * so that Upstash locks only the keys a script declares in KEYS (all of one run) instead of the
    * whole database while it runs, so scripts of different runs need not wait for each other.
    * Every script touches only its declared keys, as the flag requires.
