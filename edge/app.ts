@@ -7,6 +7,9 @@
  *   tokens and the MCP route `POST /v1/runs/{runId}/mcp`.
  * - `UPSTASH_REDIS_REST_URL`, `UPSTASH_REDIS_REST_TOKEN`: when both are set the Upstash store is
  *   used; otherwise the in-memory store (one process only, lost on restart).
+ * - `LEDGER_KEY`: optional, the ledger's Ed25519 private JWK as JSON text (`generateLedgerKeys`):
+ *   every completed record and ended run is signed, `GET /v1/runs/{runId}/export` bundles verify
+ *   offline, and `GET /v1/ledger-key` serves the public key (see docs/proof.md).
  * - `INSPECTOR`: `on` serves the run inspector at `/inspect` (off otherwise; `deno task dev` turns
  *   it on). The page holds no data: it reads runs with the harness token typed into it.
  *
@@ -41,6 +44,8 @@ export interface EdgeConfig {
   UPSTASH_PREFIX?: string | undefined;
   /** `on` serves the run inspector at `/inspect`. @default off */
   INSPECTOR?: string | undefined;
+  /** The ledger's private JWK as JSON text; without it nothing is signed. */
+  LEDGER_KEY?: string | undefined;
   /** The gateway's upstream MCP servers, a JSON array (`upstreamsOf` of `@tool-boundary/mcp/gateway`). */
   MCP_UPSTREAMS?: string | undefined;
 }
@@ -78,7 +83,8 @@ export interface EdgeApp {
  * @param observe Receives the boundary's events (for logs); none when omitted.
  * @returns The app and the store kind.
  * @throws {Error} When AGENT_TOKEN or HARNESS_TOKEN is missing, or only one Upstash variable is set.
- * @throws {TypeError} When a token or SERVER_SECRET is too short.
+ * @throws {TypeError} When a token or SERVER_SECRET is too short, or LEDGER_KEY is not the JSON
+ *   text of an Ed25519 private JWK.
  */
 export function buildEdgeApp(
   config: EdgeConfig,
@@ -103,7 +109,13 @@ export function buildEdgeApp(
   const store: Store = url && token
     ? new UpstashStore({ redis: redis(url, token), ...(prefix ? { prefix } : {}) })
     : new MemoryStore();
-  const boundary = new ToolBoundary({ store, tools, ...(observe ? { observe } : {}) });
+  const ledgerKey = ledgerKeyOf(config.LEDGER_KEY);
+  const boundary = new ToolBoundary({
+    store,
+    tools,
+    ...(observe ? { observe } : {}),
+    ...(ledgerKey ? { ledgerKey } : {}),
+  });
   return {
     app: createApp({
       boundary,
@@ -116,4 +128,14 @@ export function buildEdgeApp(
     }),
     store: url && token ? "upstash" : "memory",
   };
+}
+
+/** LEDGER_KEY's JWK; `undefined` when unset. The value never reaches an error message. */
+function ledgerKeyOf(text: string | undefined): JsonWebKey | undefined {
+  if (!text?.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new TypeError("Refusing to start: LEDGER_KEY must be a private JWK as JSON text");
+  }
 }

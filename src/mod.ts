@@ -51,6 +51,13 @@
  * @module
  */
 export { ToolBoundary } from "./core/boundary.ts";
+export {
+  generateLedgerKeys,
+  type ReceiptCall,
+  type RecordProof,
+  type RunBundle,
+  type RunReceipt,
+} from "./core/ledger.ts";
 export type {
   AuthorizeRequest,
   BoundaryEvent,

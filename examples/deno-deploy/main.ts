@@ -3,7 +3,8 @@
  * `deno serve --allow-net --allow-env main.ts`.
  *
  * Environment: AGENT_TOKEN and HARNESS_TOKEN (required: it refuses to start without them),
- * UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (optional; else an in-memory store).
+ * UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (optional; else an in-memory store),
+ * LEDGER_KEY (optional: the ledger's private JWK as JSON text; records and runs are signed).
  *
  * @module
  */
@@ -48,8 +49,15 @@ const store: Store = url && token
   // One request per call: an auto-pipelined batch of large calls can pass the request limit.
   ? new UpstashStore({ redis: new Redis({ url, token, enableAutoPipelining: false }) })
   : new MemoryStore();
+// Optional: the ledger's private JWK (generateLedgerKeys) signs every record and run.
+const ledgerText = Deno.env.get("LEDGER_KEY");
+const ledgerKey = ledgerText ? JSON.parse(ledgerText) as JsonWebKey : undefined;
 const app = createApp({
-  boundary: new ToolBoundary({ store, tools: [searchReleases] }),
+  boundary: new ToolBoundary({
+    store,
+    tools: [searchReleases],
+    ...(ledgerKey ? { ledgerKey } : {}),
+  }),
   agentToken,
   harnessToken,
 });

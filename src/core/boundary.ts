@@ -21,6 +21,8 @@ import type {
 } from "./types.ts";
 import { checkCitations } from "./run/check_citations.ts";
 import { endRun } from "./run/end_run.ts";
+import { exportRun } from "./run/export_run.ts";
+import type { RunBundle } from "./ledger.ts";
 import { getRun } from "./run/get_run.ts";
 import { inspect } from "./run/inspect.ts";
 import { listCalls } from "./run/list_calls.ts";
@@ -369,5 +371,58 @@ export class ToolBoundary {
    */
   endRunReport(run: RunContext | string): Promise<RunEnd> {
     return endRun(this.#setup, run);
+  }
+
+  /**
+   * Exports a run for a third party to verify with `verifyRun` from `@tool-boundary/core/verify`
+   * (harness-only: records include raw responses): the run, every live record of its begun calls
+   * in begin order (each as `inspect()` returns it, with its `proof`), and once the run is sealed
+   * (ended by a boundary with a `ledgerKey`) the facts that `endRun` returned and the receipt;
+   * both are `null` before. See docs/proof.md.
+   *
+   * @param runId The run ID.
+   * @returns The bundle.
+   * @throws {BoundaryError} INVALID_RUN_ID, RUN_NOT_FOUND or STORE_UNAVAILABLE.
+   * @throws {TypeError} When the store has no `exportRun`.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { defineTool, generateLedgerKeys, ToolBoundary } from "@tool-boundary/core";
+   * import { verifyRun } from "@tool-boundary/core/verify";
+   * const ping = defineTool({
+   *   name: "ping",
+   *   readOnly: true,
+   *   execute: () => ({ pong: true }),
+   *   project: () => ({ evidence: "EVIDENCE_FOUND", scope: "ping", content: "pong" }),
+   * });
+   * const keys = await generateLedgerKeys();
+   * const boundary = new ToolBoundary({ tools: [ping], ledgerKey: keys.privateKey });
+   * const run = await boundary.startRun();
+   * await boundary.invoke(run, { toolCallId: "call_1", runId: run.runId, toolName: "ping", input: {} });
+   * await boundary.endRun(run);
+   * const bundle = await boundary.exportRun(run.runId);
+   * assert.equal(bundle.records[0]?.proof?.hash.length, 43);
+   * assert.deepEqual(await verifyRun(bundle, keys.publicKey), { ok: true, sealed: true, calls: 1 });
+   * bundle.records[0]!.raw = { pong: false };
+   * assert.deepEqual(await verifyRun(bundle, keys.publicKey), {
+   *   ok: false, toolCallId: "call_1", reason: "ALTERED",
+   * });
+   * ```
+   */
+  exportRun(runId: string): Promise<RunBundle> {
+    return exportRun(this.#setup, runId);
+  }
+
+  /**
+   * The public half of the ledger key and its key ID, for auditors (`GET /v1/ledger-key`).
+   *
+   * @returns `{ keyId, publicKey }`, or `null` without a `ledgerKey`.
+   * @throws {TypeError} When WebCrypto refused the ledger key.
+   */
+  async ledgerPublicKey(): Promise<{ keyId: string; publicKey: JsonWebKey } | null> {
+    if (this.#setup.ledger === undefined) return null;
+    const { keyId, publicKey } = await this.#setup.ledger;
+    return { keyId, publicKey: { ...publicKey } };
   }
 }

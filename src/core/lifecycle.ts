@@ -7,6 +7,7 @@
  * @module
  */
 import { isErrorCode } from "./errors.ts";
+import { checkRecordProof } from "./ledger.ts";
 import type {
   CallSummary,
   CompleteOutcome,
@@ -159,7 +160,10 @@ export function completeTransition(
     return { ok: false, code: "ILLEGAL_TRANSITION" };
   }
   if (record.status === "PROJECTING") {
-    return { ok: true, record: applyOutcome(record, outcome, request.now), changed: true };
+    const done = applyOutcome(record, outcome, request.now);
+    // The proof is kept as given, frozen, so that no copy of the record can change it.
+    if (request.proof !== undefined) done.proof = checkRecordProof(request.proof);
+    return { ok: true, record: done, changed: true };
   }
   return isSameOutcome(record, outcome)
     ? { ok: true, record, changed: false }

@@ -20,6 +20,7 @@
  * @module
  */
 import { isSafeRunId, isSafeToolCallId, isWellFormedName } from "./ids.ts";
+import { checkRecordProof } from "./ledger.ts";
 import type {
   BeginRequest,
   CompleteRequest,
@@ -332,9 +333,12 @@ export function checkBeginRequest(
  * @param request The request.
  * @returns `RECORD_EXPIRED` when an ID is not allowed (no such record can exist), else `null`.
  * @throws {RangeError} When `now` is out of its range.
+ * @throws {TypeError} When `proof` is given and is not `{ hash, sig, keyId }` of base64url
+ *   `hash` (43) and `sig` (86) and a key ID of 1 to 128 of `A-Z a-z 0-9 _ . : -`.
  */
 export function checkCompleteRequest(request: CompleteRequest): "RECORD_EXPIRED" | null {
   checkEpochMs("now", request?.now);
+  if (request.proof !== undefined) checkRecordProof(request.proof);
   return isSafeRunId(request.runId) && isSafeToolCallId(request.toolCallId)
     ? null
     : "RECORD_EXPIRED";

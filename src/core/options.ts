@@ -7,6 +7,7 @@
  */
 import type { ErrorCode } from "./errors.ts";
 import type { JsonObject } from "./json.ts";
+import type { RecordProof } from "./ledger.ts";
 import type { Limits } from "./limits.ts";
 import type { Store } from "./store.ts";
 import type { AnyToolDefinition } from "./tool.ts";
@@ -50,6 +51,11 @@ export type BoundaryEvent =
     durationMs: number;
     /** A copy of what `invoke` returned to the agent (its evidence, for traces). */
     result: BoundaryResult;
+    /**
+     * With a `ledgerKey`, once the record was written: its proof, so the harness can anchor
+     * `proof.hash` in a log of its own (a record deleted before its run is sealed still shows).
+     */
+    proof?: RecordProof;
     /** Internal detail of a failure; never shown to an agent. */
     error?: unknown;
   }
@@ -115,6 +121,20 @@ export interface ToolBoundaryOptions {
   observe?: (event: BoundaryEvent) => void;
   /** Epoch ms clock; readings are rounded down to whole milliseconds. @default Date.now */
   clock?: () => number;
+  /**
+   * The Ed25519 private key (a JWK, as `generateLedgerKeys` makes it) that signs each completed
+   * record (`record.proof`) and each ended run (the receipt): see docs/proof.md. Checked when
+   * the boundary is created (a TypeError for anything but an Ed25519 private JWK); imported
+   * with WebCrypto in the background, and a key WebCrypto refuses after all (`d` not the private
+   * key of `x`) fails the first operation that needs it with that TypeError. The store needs
+   * `sealRun` and `exportRun`. Without it nothing is signed and no record has a proof.
+   */
+  ledgerKey?: JsonWebKey;
+  /**
+   * The ID the proofs and receipts name the key by, so keys can rotate: 1 to 128 of
+   * `A-Z a-z 0-9 _ . : -`. @default the RFC 7638 thumbprint of the public key (base64url)
+   */
+  keyId?: string;
 }
 
 /** Options of {@linkcode ToolBoundary.startRun}. */

@@ -21,6 +21,7 @@ import type { AuthorizeRequest, BoundaryEvent, ToolBoundaryOptions } from "./opt
 import type { Store } from "./store.ts";
 import { type AnyToolDefinition, isToolName } from "./tool.ts";
 import type { RunBudget, RunContext } from "./types.ts";
+import { checkLedgerKey, importSigner, type LedgerSigner } from "./ledger.ts";
 
 /** What the operations read of their boundary: fixed at construction, but for `ended`. */
 export interface Setup {
@@ -42,6 +43,8 @@ export interface Setup {
   readonly clock: () => number;
   /** Runs this boundary has ended: their calls are refused before the store is asked. */
   readonly ended: WeakSet<RunContext>;
+  /** The ledger key, imported, when the boundary has one. */
+  readonly ledger: Promise<LedgerSigner> | undefined;
 }
 
 /** The store methods a boundary calls: a store lacking one is refused at construction. */
@@ -63,7 +66,8 @@ const STORE_METHODS = [
  * @param options As `new ToolBoundary` got them.
  * @returns The setup every operation reads.
  * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
- *   lone surrogate, `store` is not a store, or `onDuplicate` is neither "refuse" nor "replay".
+ *   lone surrogate, `store` is not a store, `onDuplicate` is neither "refuse" nor "replay", or
+ *   `ledgerKey` is not an Ed25519 private JWK (or `keyId` not a key ID).
  * @throws {RangeError} When a limit is not a positive integer or a TTL is not an integer from 1
  *   to `MAX_TTL_MS`.
  */
@@ -95,6 +99,22 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
   const runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? DEFAULT_RUN_TTL_MS);
   const clock = options.clock;
   const onDuplicate = options.onDuplicate ?? "refuse";
+  let ledger: Promise<LedgerSigner> | undefined;
+  if (options.ledgerKey !== undefined) {
+    const checked = checkLedgerKey(options.ledgerKey, options.keyId);
+    for (const method of ["sealRun", "exportRun"] as const) {
+      if (typeof store[method] !== "function") {
+        throw new TypeError(
+          `Cannot create ToolBoundary: a ledgerKey needs the store's ${method}()`,
+        );
+      }
+    }
+    ledger = importSigner(checked);
+    // Awaited by each operation that signs; never an unhandled rejection meanwhile.
+    ledger.catch(() => {});
+  } else if (options.keyId !== undefined) {
+    throw new TypeError("Cannot create ToolBoundary: keyId needs a ledgerKey");
+  }
   if (onDuplicate !== "refuse" && onDuplicate !== "replay") {
     throw new TypeError('Cannot create ToolBoundary: onDuplicate must be "refuse" or "replay"');
   }
@@ -115,6 +135,7 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
     // Whole milliseconds, as every store keeps them (a fractional clock would not cross to Redis).
     clock: clock === undefined ? Date.now : () => Math.floor(clock()),
     ended: new WeakSet<RunContext>(),
+    ledger,
   };
 }
 

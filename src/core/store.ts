@@ -36,6 +36,7 @@
  * @module
  */
 import type { ErrorCode } from "./errors.ts";
+import type { RecordProof } from "./ledger.ts";
 import type { EvidenceStatus, ProjectedEvidence, RecordStatus } from "./types.ts";
 
 /** The state of a run as the store keeps it. */
@@ -88,6 +89,11 @@ export interface StoredRecord {
   updatedAt: number;
   /** Epoch ms of expiry, fixed at creation. */
   expiresAt: number;
+  /**
+   * The proof the complete that ended the record carried, kept exactly; absent when it carried
+   * none (and always while PROJECTING).
+   */
+  proof?: RecordProof;
 }
 
 /** Arguments of {@linkcode Store.startRun}. */
@@ -166,8 +172,14 @@ export interface CompleteRequest {
   attemptId: string;
   /** What to write. */
   outcome: CompleteOutcome;
-  /** The caller's clock, epoch ms. */
+  /** The caller's clock, epoch ms: the completed record's `updatedAt`. */
   now: number;
+  /**
+   * The record's proof, made by the boundary before the complete (it signs the record as this
+   * complete writes it, `updatedAt` = `now`): stored with the outcome, exactly, and given back
+   * with the record by every read. A repeat of a complete returns the proof stored first.
+   */
+  proof?: RecordProof;
 }
 
 /** Arguments of {@linkcode Store.endRun}. */
@@ -176,6 +188,40 @@ export interface EndRunRequest {
   runId: string;
   /** The caller's clock, epoch ms. */
   now: number;
+  /**
+   * Also answer `seal`: the stored seal, and (while there is none) every begun call with the
+   * proof hash of its record, for the boundary to sign a receipt over.
+   */
+  seal?: boolean;
+}
+
+/** What `endRun` answers with `seal: true`. */
+export interface SealState {
+  /** The seal {@linkcode Store.sealRun} stored, or `null` while there is none. */
+  sealJson: string | null;
+  /**
+   * Every begun call in begin order, each with the `proof.hash` its complete carried (kept for
+   * the life of the run, also after the record expired), or `null`. Empty when `sealJson` is set.
+   */
+  calls: { toolCallId: string; hash: string | null }[];
+}
+
+/** Arguments of {@linkcode Store.sealRun}. */
+export interface SealRunRequest {
+  /** The run ID. */
+  runId: string;
+  /** The seal: JSON text the store keeps as it is, for the life of the run. */
+  sealJson: string;
+}
+
+/** What {@linkcode Store.exportRun} reads: a run, all its records, its seal. */
+export interface RunExport {
+  /** The run. */
+  run: RunState;
+  /** Every begun call in begin order, with its record (`null` once it expired). */
+  calls: { toolCallId: string; record: StoredRecord | null }[];
+  /** The stored seal, or `null`. */
+  sealJson: string | null;
 }
 
 /** A canonical identity: the key of one record. */
@@ -338,7 +384,9 @@ export interface Store {
    */
   endRun(
     request: EndRunRequest,
-  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | EndRunRefusal>;
+  ): Promise<
+    { ok: true; run: RunState; toolCallIds: string[]; seal?: SealState } | EndRunRefusal
+  >;
   /**
    * Resolves identities to fact rows: only READY records owned by `runId` with evidence
    * EVIDENCE_FOUND or NO_EVIDENCE, in the given order, within the caps. Missing, expired,
@@ -356,4 +404,15 @@ export interface Store {
    * Never touches TTLs.
    */
   listCalls(runId: string): Promise<{ run: RunState; calls: CallSummary[] } | null>;
+  /**
+   * Only for a boundary with a ledger key: keeps a run's seal, once. The first seal of a run is
+   * kept for the life of the run; a later one changes nothing. Answers the seal kept (the first
+   * one), or RUN_NOT_FOUND when the run is absent.
+   */
+  sealRun?(request: SealRunRequest): Promise<{ ok: true; sealJson: string } | EndRunRefusal>;
+  /**
+   * For `exportRun`: the run, every begun call's whole record (raw included) in begin order, and
+   * its seal; `null` when the run is absent. Never touches TTLs.
+   */
+  exportRun?(runId: string): Promise<RunExport | null>;
 }

@@ -5,6 +5,7 @@
  */
 import type { ErrorCode } from "./errors.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
+import type { RecordProof, RunReceipt } from "./ledger.ts";
 
 /** Lifecycle status of a canonical record. Only PROJECTING -> READY | ERROR is allowed. */
 export type RecordStatus = "PROJECTING" | "READY" | "ERROR";
@@ -128,6 +129,11 @@ export interface CanonicalRecord {
   updatedAt: number;
   /** Epoch ms when the record expires; set once at creation. */
   expiresAt: number;
+  /**
+   * Present once the record completed on a boundary with a `ledgerKey`: the hash of every other
+   * field (their canonical JSON) and its Ed25519 signature (see docs/proof.md).
+   */
+  proof?: RecordProof;
 }
 
 /** A bounded observed fact produced at the end of a run from one READY record. */
@@ -168,4 +174,6 @@ export interface RunEnd {
   facts: ObservedFact[];
   /** READY records of the run left out because of the caps. */
   omitted: number;
+  /** With a `ledgerKey`: the run's seal, signed over its calls and these facts. */
+  receipt?: RunReceipt;
 }

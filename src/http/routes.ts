@@ -26,6 +26,7 @@ import {
   CitationsBody,
   type Health,
   type Index,
+  type LedgerKey,
   perToolOf,
   type RunCalls,
   type StartedRun,
@@ -371,6 +372,30 @@ export const ROUTES: readonly Route[] = [
       const runId = c.req.param("runId")!;
       const report = await boundary.endRunReport(runs.take(runId) ?? runId);
       return c.json(report, 200);
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/runs/:runId/export",
+    operationId: "exportRun",
+    summary:
+      "Export a run for offline verification: its records (raw included), facts and receipt (harness only).",
+    access: "harness",
+    responses: { 200: "RunBundle", 400: "Error", 404: "Error", 503: "Error" },
+    handle: async (c, { boundary }) => c.json(await boundary.exportRun(c.req.param("runId")!), 200),
+  }),
+  route({
+    method: "get",
+    path: "/v1/ledger-key",
+    operationId: "getLedgerKey",
+    summary: "The ledger's public key and key ID, for verifying exported runs (404 without one).",
+    access: "public",
+    responses: { 200: "LedgerKey", 404: "Error" },
+    handle: async (c, { boundary }) => {
+      const key = await boundary.ledgerPublicKey();
+      if (key === null) return errorResponse(c, "NOT_FOUND");
+      const { kty, crv, x } = key.publicKey as LedgerKey["publicKey"];
+      return c.json({ keyId: key.keyId, publicKey: { kty, crv, x } } satisfies LedgerKey, 200);
     },
   }),
   route({

@@ -19,6 +19,7 @@ import {
 } from "../core/limits.ts";
 import type { JsonObject, JsonValue } from "../core/json.ts";
 import type { CallSummary, RunState } from "../core/store.ts";
+import type { RunBundle } from "../core/ledger.ts";
 import type {
   BoundaryResult,
   CanonicalRecord,
@@ -210,6 +211,29 @@ export const BoundaryResultSchema: v.GenericSchema<BoundaryResult> = schemaOf<Bo
   ]),
 );
 
+const proof = v.pipe(
+  v.object({ hash: v.string(), sig: v.string(), keyId: v.string() }),
+  v.description("The record's hash and Ed25519 signature (docs/proof.md)."),
+);
+
+const receipt = v.pipe(
+  v.object({
+    runId: v.string(),
+    calls: v.array(v.union([
+      v.object({ toolCallId: v.string(), hash: v.string() }),
+      v.object({
+        toolCallId: v.string(),
+        hash: v.null(),
+        state: v.picklist(["INCOMPLETE", "UNSIGNED"]),
+      }),
+    ])),
+    factsHash: v.string(),
+    keyId: v.string(),
+    sig: v.string(),
+  }),
+  v.description("The run's seal, signed over its calls and its facts (docs/proof.md)."),
+);
+
 /** A canonical record (harness only). */
 export const CanonicalRecordSchema: v.GenericSchema<CanonicalRecord> = schemaOf<
   CanonicalRecord
@@ -226,22 +250,24 @@ export const CanonicalRecordSchema: v.GenericSchema<CanonicalRecord> = schemaOf<
   createdAt: epochMs,
   updatedAt: epochMs,
   expiresAt: epochMs,
+  proof: v.exactOptional(proof),
 }));
+
+const fact = v.object({
+  toolCallId: v.string(),
+  toolName: v.string(),
+  kind: v.picklist(["EVIDENCE", "NEGATIVE_OBSERVATION"]),
+  evidence: projected,
+  scope: v.string(),
+  content: json,
+  observedAt: epochMs,
+});
 
 /** The facts of an ended run. */
 export const RunEndSchema: v.GenericSchema<RunEnd> = schemaOf<RunEnd>()(v.object({
-  facts: v.array(
-    v.object({
-      toolCallId: v.string(),
-      toolName: v.string(),
-      kind: v.picklist(["EVIDENCE", "NEGATIVE_OBSERVATION"]),
-      evidence: projected,
-      scope: v.string(),
-      content: json,
-      observedAt: epochMs,
-    }),
-  ),
+  facts: v.array(fact),
   omitted: v.pipe(count(0), v.description("READY records left out by the fact caps.")),
+  receipt: v.exactOptional(receipt),
 }));
 
 /** The body of `GET /v1/runs/{runId}`: the run's state and every call it began. */
@@ -254,17 +280,19 @@ export interface RunCalls {
 
 const perTool = v.record(v.string(), toolBudget);
 
+const runState = v.object({
+  runId: v.string(),
+  status: v.picklist(["ACTIVE", "ENDED"]),
+  deadline: epochMs,
+  startedAt: epochMs,
+  endedAt: v.nullable(epochMs),
+  budget: v.object({ calls: count(1), perTool }),
+  used: v.object({ calls: count(0), perTool }),
+});
+
 /** A run's state and its calls (harness only). */
 export const RunCallsSchema: v.GenericSchema<RunCalls> = schemaOf<RunCalls>()(v.object({
-  run: v.object({
-    runId: v.string(),
-    status: v.picklist(["ACTIVE", "ENDED"]),
-    deadline: epochMs,
-    startedAt: epochMs,
-    endedAt: v.nullable(epochMs),
-    budget: v.object({ calls: count(1), perTool }),
-    used: v.object({ calls: count(0), perTool }),
-  }),
+  run: runState,
   calls: v.array(v.object({
     toolCallId: v.string(),
     status: v.picklist(["PROJECTING", "READY", "ERROR", "EXPIRED"]),
@@ -274,6 +302,29 @@ export const RunCallsSchema: v.GenericSchema<RunCalls> = schemaOf<RunCalls>()(v.
     createdAt: v.nullable(epochMs),
     updatedAt: v.nullable(epochMs),
   })),
+}));
+
+/** An exported run (`GET /v1/runs/{runId}/export`), for `verifyRun`. */
+export const RunBundleSchema: v.GenericSchema<RunBundle> = schemaOf<RunBundle>()(v.object({
+  format: v.literal("tool-boundary.run/1"),
+  run: runState,
+  records: v.array(CanonicalRecordSchema),
+  facts: v.nullable(v.array(fact)),
+  receipt: v.nullable(receipt),
+}));
+
+/** The body of `GET /v1/ledger-key`. */
+export interface LedgerKey {
+  /** The key ID proofs and receipts name. */
+  keyId: string;
+  /** The Ed25519 public key, a JWK. */
+  publicKey: { kty: string; crv: string; x: string };
+}
+
+/** The ledger's public key. */
+export const LedgerKeySchema: v.GenericSchema<LedgerKey> = schemaOf<LedgerKey>()(v.object({
+  keyId: v.string(),
+  publicKey: v.object({ kty: v.string(), crv: v.string(), x: v.string() }),
 }));
 
 /** The body of `POST /v1/runs/{runId}/citations`'s answer. */
@@ -372,6 +423,8 @@ export const COMPONENTS = {
   BoundaryResult: BoundaryResultSchema,
   CanonicalRecord: CanonicalRecordSchema,
   RunEnd: RunEndSchema,
+  RunBundle: RunBundleSchema,
+  LedgerKey: LedgerKeySchema,
   Tools: ToolsSchema,
   Health: HealthSchema,
   Index: IndexSchema,

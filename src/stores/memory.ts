@@ -28,7 +28,6 @@ import { factRowOf, projectingRecord } from "../core/records.ts";
 import type {
   BeginRefusal,
   BeginRequest,
-  BegunCall,
   CallLookup,
   CallSummary,
   CompleteRefusal,
@@ -37,7 +36,10 @@ import type {
   EndRunRequest,
   FactRow,
   ReadFactsRequest,
+  RunExport,
   RunState,
+  SealRunRequest,
+  SealState,
   StartRunRefusal,
   StartRunRequest,
   Store,
@@ -45,6 +47,7 @@ import type {
   StoreRefusal,
 } from "../core/store.ts";
 import { utf8ByteLength } from "../core/utf8.ts";
+import { exposeState, type RunEntry } from "./memory_state.ts";
 
 /** Options of {@linkcode MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -56,17 +59,6 @@ export interface MemoryStoreOptions {
    * @default 100000
    */
   maxRecords?: number;
-}
-
-interface RunEntry {
-  state: RunState;
-  attemptId: string;
-  expiresAt: number;
-  progress: string[];
-  /** How many identities of `progress` the first endRun returned: every later one returns those. */
-  ended: number | null;
-  /** Every key begun in the run, in begin order: a key stays used after its record expires. */
-  begun: Map<string, BegunCall>;
 }
 
 /** A record's or (`toolCallId` null) a run's expiry, in the store's expiry queue. */
@@ -170,6 +162,14 @@ export class MemoryStore implements Store {
    * records never take the room of live ones, and a sweep costs each record one pop.
    */
   readonly #expiries = new ExpiryQueue();
+  static {
+    // Tests that play an operator with write access edit the records through this, and only
+    // they import it (it is no entry point's export).
+    exposeState((store) => ({
+      records: (store as MemoryStore).#records,
+      runs: (store as MemoryStore).#runs,
+    }));
+  }
 
   /**
    * Creates an empty store.
@@ -220,6 +220,8 @@ export class MemoryStore implements Store {
       progress: [],
       ended: null,
       begun: new Map(),
+      hashes: new Map(),
+      sealJson: null,
     });
     this.#expiries.push({ at: expiresAt, runId: request.runId, toolCallId: null });
     this.#sweep();
@@ -302,7 +304,11 @@ export class MemoryStore implements Store {
     if (done.changed) {
       // #liveRecord just found the record, so its run's map exists.
       this.#records.get(request.runId)!.set(request.toolCallId, done.record);
-      this.#liveRun(request.runId, now)?.progress.push(request.toolCallId);
+      const run = this.#liveRun(request.runId, now);
+      run?.progress.push(request.toolCallId);
+      if (done.record.proof !== undefined) {
+        run?.hashes.set(request.toolCallId, done.record.proof.hash);
+      }
       this.#sweep(now);
     }
     return Promise.resolve({ ok: true, record: { ...done.record } });
@@ -317,7 +323,9 @@ export class MemoryStore implements Store {
   /** {@inheritDoc Store.endRun} */
   endRun(
     request: EndRunRequest,
-  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | EndRunRefusal> {
+  ): Promise<
+    { ok: true; run: RunState; toolCallIds: string[]; seal?: SealState } | EndRunRefusal
+  > {
     const refused = refusedBy(() => checkEndRunRequest(request));
     if (refused !== null) return refused;
     const run = this.#liveRun(request.runId, this.#clock());
@@ -329,7 +337,40 @@ export class MemoryStore implements Store {
     }
     // The first endRun fixes the facts: a call completed after it is recorded, not listed.
     const toolCallIds = run.progress.slice(0, run.ended ?? run.progress.length);
-    return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds });
+    if (request.seal !== true) {
+      return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds });
+    }
+    const calls = run.sealJson !== null ? [] : [...run.begun.keys()].map((toolCallId) => ({
+      toolCallId,
+      hash: run.hashes.get(toolCallId) ?? null,
+    }));
+    const seal = { sealJson: run.sealJson, calls };
+    return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds, seal });
+  }
+
+  /** {@inheritDoc Store.sealRun} */
+  sealRun(request: SealRunRequest): Promise<{ ok: true; sealJson: string } | EndRunRefusal> {
+    if (typeof request?.sealJson !== "string") {
+      return Promise.reject(new TypeError("Invalid sealJson: expected a string"));
+    }
+    const run = isSafeRunId(request.runId)
+      ? this.#liveRun(request.runId, this.#clock())
+      : undefined;
+    if (run === undefined) return refuse("RUN_NOT_FOUND");
+    run.sealJson ??= request.sealJson;
+    return Promise.resolve({ ok: true, sealJson: run.sealJson });
+  }
+
+  /** {@inheritDoc Store.exportRun} */
+  exportRun(runId: string): Promise<RunExport | null> {
+    const now = this.#clock();
+    const run = isSafeRunId(runId) ? this.#liveRun(runId, now) : undefined;
+    if (run === undefined) return Promise.resolve(null);
+    const calls = [...run.begun.keys()].map((toolCallId) => {
+      const record = this.#liveRecord(runId, toolCallId, now);
+      return { toolCallId, record: record === undefined ? null : { ...record } };
+    });
+    return Promise.resolve({ run: copyRun(run.state), calls, sealJson: run.sealJson });
   }
 
   /** {@inheritDoc Store.readFacts} */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { ToolBoundary } from "../../src/mod.ts";
+import { generateLedgerKeys, ToolBoundary } from "../../src/mod.ts";
 import { createApp } from "../../src/http/mod.ts";
 import { runInspector } from "../../src/inspector/mod.ts";
 import { buildOpenApi } from "../../src/http/openapi.ts";
@@ -12,9 +12,12 @@ const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";
 const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
+// With a ledger key, so that GET /v1/ledger-key answers 200 like every public route.
+const { privateKey } = await generateLedgerKeys();
+
 function app() {
   return createApp({
-    boundary: new ToolBoundary({ tools: DEMO_TOOLS }),
+    boundary: new ToolBoundary({ tools: DEMO_TOOLS, ledgerKey: privateKey }),
     agentToken: AGENT,
     harnessToken: HARNESS,
   });
@@ -52,7 +55,7 @@ Deno.test("every route of the table answers only the tokens its access allows", 
       assert.notEqual(harness, 403, route.path);
     }
   }
-  assert.equal(seen.length, 12);
+  assert.equal(seen.length, 14);
 });
 
 Deno.test("every path parameter of the table is refused with its own code when unsafe", async () => {
@@ -70,7 +73,7 @@ Deno.test("every path parameter of the table is refused with its own code when u
       checked++;
     }
   }
-  assert.equal(checked, 8);
+  assert.equal(checked, 9);
 });
 
 Deno.test("every method a path of the table does not serve is 405 with Allow naming those it does", async () => {
@@ -100,7 +103,7 @@ Deno.test("every method a path of the table does not serve is 405 with Allow nam
       refused++;
     }
   }
-  assert.equal(refused, 6 * 6 + 6 * 5);
+  assert.equal(refused, 6 * 6 + 8 * 5);
 });
 
 Deno.test("a route added to the app after createApp() gets its 405s too", async () => {

@@ -6,7 +6,8 @@
  * over stdio.
  */
 import assert from "node:assert/strict";
-import { AGENT_TOKEN, HARNESS_TOKEN, over, wholeRun } from "./flow.ts";
+import { generateLedgerKeys } from "../../src/mod.ts";
+import { AGENT_TOKEN, HARNESS_TOKEN, ledgerRun, over, wholeRun } from "./flow.ts";
 import {
   EVERYTHING_UPSTREAM,
   gatewayRun,
@@ -65,6 +66,16 @@ Deno.test("bun: the Bun bundle serves a whole run, and refuses to start without 
       const { steps } = await wholeRun(over(base));
       console.log(`bun: ${steps.join("; ")}`);
       await mcpWithoutSecret(base, AGENT_TOKEN, HARNESS_TOKEN);
+    });
+  });
+});
+
+Deno.test("bun: with LEDGER_KEY the Bun bundle signs every record and run, and its export verifies", async () => {
+  const keys = await generateLedgerKeys();
+  const LEDGER_KEY = JSON.stringify(keys.privateKey);
+  await withBunBundle(async (bun) => {
+    await serving(bun, { AGENT_TOKEN, HARNESS_TOKEN, LEDGER_KEY }, async (base) => {
+      console.log(`bun ${await ledgerRun(over(base), keys.publicKey)}`);
     });
   });
 });

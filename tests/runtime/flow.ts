@@ -6,6 +6,7 @@
  * `wholeRun` drives the demo tools of edge/; `exampleRun` drives any app with one read-only tool
  * (the examples/).
  */
+import { verifyRun } from "../../src/verify/mod.ts";
 import assert from "node:assert/strict";
 
 export const AGENT_TOKEN = "agent-token-runtime-0123456789";
@@ -197,4 +198,36 @@ export async function exampleRun(
     ["call_2", "NEGATIVE_OBSERVATION"],
   ]);
   return { runId: run.runId, steps };
+}
+
+/**
+ * A whole run on an app with a LEDGER_KEY, then its export, checked with `verifyRun` against
+ * the key `GET /v1/ledger-key` serves: the runtime signed, Deno verifies.
+ *
+ * @param send How to reach the app.
+ * @param publicKey The public half of the LEDGER_KEY the app was given.
+ * @returns One line for the test log.
+ */
+export async function ledgerRun(send: Send, publicKey: JsonWebKey): Promise<string> {
+  const { runId } = await wholeRun(send);
+  const keyRes = await send("/v1/ledger-key");
+  assert.equal(keyRes.status, 200);
+  const served = await keyRes.json();
+  assert.equal(served.publicKey.x, publicKey.x);
+  const res = await send(`/v1/runs/${runId}/export`, {
+    headers: { authorization: `Bearer ${HARNESS_TOKEN}` },
+  });
+  assert.equal(res.status, 200);
+  const bundle = await res.json();
+  assert.equal(bundle.records.length, 3);
+  assert.ok(bundle.records.every((r: { proof?: unknown }) => r.proof !== undefined));
+  const verdict = await verifyRun(bundle, publicKey, { keyId: served.keyId });
+  assert.deepEqual(verdict, { ok: true, sealed: true, calls: 3 });
+  bundle.records[0].raw = { edited: true };
+  assert.deepEqual(await verifyRun(bundle, publicKey), {
+    ok: false,
+    toolCallId: "call_1",
+    reason: "ALTERED",
+  });
+  return `ledger: ${bundle.records.length} signed records and a receipt verify`;
 }

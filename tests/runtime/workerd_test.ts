@@ -4,7 +4,8 @@
  * token refused on another run), the MCP route's 404 without it, and the JSON 500 without tokens.
  */
 import assert from "node:assert/strict";
-import { AGENT_TOKEN, HARNESS_TOKEN, over, wholeRun } from "./flow.ts";
+import { generateLedgerKeys } from "../../src/mod.ts";
+import { AGENT_TOKEN, HARNESS_TOKEN, ledgerRun, over, wholeRun } from "./flow.ts";
 import { mcpOtherRun, mcpRun, mcpWithoutSecret, SERVER_SECRET } from "./mcp_flow.ts";
 import { serveWorker } from "./setup.ts";
 
@@ -16,6 +17,18 @@ Deno.test("workerd: the worker bundle serves a whole run on the memory store, no
       const { steps } = await wholeRun(over(base));
       console.log(`workerd: ${steps.join("; ")}`);
       await mcpWithoutSecret(base, AGENT_TOKEN, HARNESS_TOKEN);
+    },
+  );
+});
+
+Deno.test("workerd: with LEDGER_KEY the worker signs every record and run, and its export verifies", async () => {
+  const keys = await generateLedgerKeys();
+  const LEDGER_KEY = JSON.stringify(keys.privateKey);
+  await serveWorker(
+    "edge/cloudflare.ts",
+    { AGENT_TOKEN, HARNESS_TOKEN, LEDGER_KEY },
+    async (base) => {
+      console.log(`workerd ${await ledgerRun(over(base), keys.publicKey)}`);
     },
   );
 });

@@ -193,3 +193,69 @@ const EXPECTED: Record<string, string> = {
   "endRun, again": ">EVALSHA HGETALL LRANGE",
   "readFacts, 2 calls": ">EVALSHA HMGET HMGET",
 };
+
+/** A proof of the right shape: the store checks the shape only. */
+const PROOF = { hash: "h".repeat(43), sig: "s".repeat(86), keyId: "key-1" };
+
+/** The designed cost of what a ledger key adds (docs/upstash.md, docs/proof.md). */
+const EXPECTED_LEDGER: Record<string, string> = {
+  // One more command: the proof hash also goes into the run hash, for the seal.
+  "complete with a proof": ">EVALSHA HMGET RPUSHX HSET HSET",
+  "endRun with seal, first": ">EVALSHA HGETALL LLEN HSET LRANGE",
+  "sealRun": ">EVALSHA EXISTS HSETNX",
+  "endRun with seal, again": ">EVALSHA HGETALL LRANGE",
+  "exportRun, 2 calls": ">EVALSHA HGETALL >EVALSHA HMGET HMGET",
+};
+
+Deno.test("UpstashStore: with a ledger key a complete costs one more command, an end one more request", async () => {
+  const fixture = await startUpstashFixture();
+  try {
+    const store = new UpstashStore({ redis: fixture.createRedis({ enableAutoPipelining: false }) });
+    // Warm every script once.
+    await measureAll(fixture, store);
+    const warm = "run-ledger-warm";
+    await store.startRun(startRequest(warm));
+    await store.endRun({ runId: warm, now: Date.now(), seal: true });
+    await store.sealRun({ runId: warm, sealJson: "{}" });
+    await store.exportRun("run-warm"); // a run with a call: both scripts
+
+    const runId = "run-ledger";
+    assert.equal((await store.startRun(startRequest(runId))).ok, true);
+    const bills: Record<string, Bill> = {};
+    const ids = ["call_1", "call_2"];
+    for (const id of ids) {
+      const begun = beginRequest(runId, id);
+      assert.equal((await store.begin(begun)).ok, true);
+      const complete = () =>
+        store.complete({
+          runId,
+          toolCallId: id,
+          attemptId: begun.attemptId,
+          outcome: READY,
+          now: Date.now(),
+          proof: PROOF,
+        });
+      bills["complete with a proof"] = await bill(fixture, complete);
+    }
+    bills["endRun with seal, first"] = await bill(
+      fixture,
+      () => store.endRun({ runId, now: Date.now(), seal: true }),
+    );
+    bills.sealRun = await bill(fixture, () => store.sealRun({ runId, sealJson: '{"s":1}' }));
+    bills["endRun with seal, again"] = await bill(
+      fixture,
+      () => store.endRun({ runId, now: Date.now(), seal: true }),
+    );
+    bills["exportRun, 2 calls"] = await bill(fixture, () => store.exportRun(runId));
+    const ran = Object.fromEntries(
+      Object.entries(bills).map(([name, { commands }]) => [name, commands.join(" ")]),
+    );
+    console.log(`BILLED LEDGER ${JSON.stringify(ran)}`);
+    assert.deepEqual(ran, EXPECTED_LEDGER);
+    assert.equal(bills["complete with a proof"]!.requests, 1);
+    assert.equal(bills.sealRun!.requests, 1);
+    assert.equal(bills["exportRun, 2 calls"]!.requests, 2);
+  } finally {
+    await fixture.stop();
+  }
+});

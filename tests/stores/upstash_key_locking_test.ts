@@ -7,6 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { ToolBoundary } from "../../src/core/boundary.ts";
+import { generateLedgerKeys } from "../../src/core/ledger.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import {
   KEY_LOCKING_READ_ONLY_SHEBANG,
@@ -190,7 +191,9 @@ Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones
   await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: true });
     const kit = createFakeToolkit();
-    const boundary = new ToolBoundary({ store, tools: kit.tools });
+    // With a ledger key, so the run also seals (sealRun) and exports (readRecords).
+    const { privateKey } = await generateLedgerKeys();
+    const boundary = new ToolBoundary({ store, tools: kit.tools, ledgerKey: privateKey });
     const stopMonitor = await fixture.monitor();
     const run = await boundary.startRun({ ttlMs: 60_000, budget: { calls: 5 } });
     const result = await boundary.invoke(run, {
@@ -206,6 +209,7 @@ Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones
     assert.equal((await store.listCalls(run.runId))?.calls.length, 1);
     const facts = await boundary.endRun(run);
     assert.equal(facts.length, 1);
+    assert.equal((await boundary.exportRun(run.runId)).records.length, 1);
 
     const sent = fixture.endpoint.commands();
     const evals = sent.filter((c) => c[0] === "eval");
@@ -227,7 +231,7 @@ Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones
     assert.equal(KEY_LOCKING_READ_ONLY_SHEBANG, READ_ONLY_LINE);
     assert.deepEqual(
       SCRIPTS.filter((script) => script.readOnly).map((script) => script.name),
-      ["getRun", "get", "readFacts", "lookupCall", "readCalls"],
+      ["getRun", "get", "readFacts", "lookupCall", "readCalls", "readRecords"],
     );
     const shas = new Set(await Promise.all([...bySource.keys()].map(sha1)));
     for (const command of sent.filter((c) => c[0] === "evalsha")) {

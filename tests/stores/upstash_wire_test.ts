@@ -129,7 +129,8 @@ Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begi
     // A retry of the same complete: the stored updatedAt, not the retry's clock.
     const again = await store.complete({ ...request, now: now + 999 });
     assert.deepEqual(again, { ok: true, record: stored });
-    assert.equal(JSON.parse(last() as string).length, 6);
+    // The stored updatedAt and the stored proof (false: none).
+    assert.equal(JSON.parse(last() as string).length, 7);
 
     // Refusals are one code.
     assert.deepEqual(await store.complete({ ...request, attemptId: "other" }), {

@@ -22,6 +22,8 @@ export interface Env {
   SERVER_SECRET?: string;
   UPSTASH_REDIS_REST_URL?: string;
   UPSTASH_REDIS_REST_TOKEN?: string;
+  /** The ledger's private JWK as JSON text (optional): records and runs are signed. */
+  LEDGER_KEY?: string;
 }
 
 const STATUS: Record<string, string> = {
@@ -53,7 +55,13 @@ function build(env: Env): BoundaryApp {
     // One request per call: an auto-pipelined batch of large calls can pass the request limit.
     ? new UpstashStore({ redis: new Redis({ url, token, enableAutoPipelining: false }) })
     : new MemoryStore();
-  const boundary = new ToolBoundary({ store, tools: [serviceStatus] });
+  // With a ledger key every record and run is signed: GET /v1/runs/:runId/export verifies offline.
+  const ledgerKey = env.LEDGER_KEY ? JSON.parse(env.LEDGER_KEY) as JsonWebKey : undefined;
+  const boundary = new ToolBoundary({
+    store,
+    tools: [serviceStatus],
+    ...(ledgerKey ? { ledgerKey } : {}),
+  });
   // Without a secret there are no run tokens and the MCP route answers 404.
   const secret = env.SERVER_SECRET;
   return createApp({ boundary, agentToken, harnessToken, ...(secret ? { secret } : {}) });

@@ -1,44 +1,132 @@
 /**
  * `endRun`: the run ended in the store (no call may begin after it), then its READY records
- * read back and projected into bounded observed facts.
+ * read back and projected into bounded observed facts; with a ledger key, the run sealed too.
  *
  * @module
  */
 import { BoundaryError } from "../errors.ts";
 import { isSafeRunId } from "../ids.ts";
+import { canonicalJson, type JsonValue } from "../json.ts";
+import {
+  type LedgerSigner,
+  type ReceiptCall,
+  receiptMessage,
+  type RunReceipt,
+  sha256Base64url,
+} from "../ledger.ts";
 import { rowsToFacts } from "../progress.ts";
 import { emit, type Setup } from "../setup.ts";
-import type { RunContext, RunEnd } from "../types.ts";
+import type { SealState } from "../store.ts";
+import type { ObservedFact, RunContext, RunEnd } from "../types.ts";
 import { storeCall } from "./store_call.ts";
+
+/** What a run's seal keeps: the receipt and the report it was signed over. */
+export interface Seal {
+  receipt: RunReceipt;
+  facts: ObservedFact[];
+  omitted: number;
+}
 
 /**
  * Ends a run and reports its facts, within `limits.factCount` and `limits.factBytes`, and how
  * many READY records the caps left out. Ending twice gives the same facts while the records live.
+ * With a ledger key the first end seals the run (one more store call): every later end returns
+ * the sealed facts and receipt, without reading the records again.
  *
- * @returns The facts and the number omitted.
+ * @returns The facts, the number omitted and (with a ledger key) the receipt.
  * @throws {BoundaryError} RUN_NOT_FOUND, INVALID_RUN_ID or STORE_UNAVAILABLE.
  */
 export async function endRun(setup: Setup, run: RunContext | string): Promise<RunEnd> {
   const runId = typeof run === "string" ? run : run?.runId;
   if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-  const ended = await storeCall(() => setup.store.endRun({ runId, now: setup.clock() }));
+  const signer = setup.ledger === undefined ? undefined : await setup.ledger;
+  const ended = await storeCall(() =>
+    setup.store.endRun({ runId, now: setup.clock(), ...(signer ? { seal: true } : {}) })
+  );
   if (!ended.ok) throw new BoundaryError(ended.code);
   // This boundary refuses the run's later calls before it asks the store.
   if (typeof run !== "string") setup.ended.add(run);
-  const { factCount, factBytes } = setup.limits;
-  const read = await storeCall(() =>
-    setup.store.readFacts({
-      runId,
-      identities: ended.toolCallIds.map((toolCallId) => ({ runId, toolCallId })),
+  const sealed = signer === undefined ? null : sealState(ended.seal);
+  let report: RunEnd;
+  if (sealed?.sealJson != null) {
+    report = reportOf(parseSeal(sealed.sealJson));
+  } else {
+    const { factCount, factBytes } = setup.limits;
+    const read = await storeCall(() =>
+      setup.store.readFacts({
+        runId,
+        identities: ended.toolCallIds.map((toolCallId) => ({ runId, toolCallId })),
+        maxFacts: factCount,
+        maxBytes: factBytes,
+      })
+    );
+    const { facts, omitted } = rowsToFacts(runId, read.rows, {
       maxFacts: factCount,
       maxBytes: factBytes,
-    })
-  );
-  const { facts, omitted } = rowsToFacts(runId, read.rows, {
-    maxFacts: factCount,
-    maxBytes: factBytes,
-  });
-  const report = { facts, omitted: omitted + read.omitted };
-  emit(setup, { type: "run.ended", runId, facts: facts.length, omitted: report.omitted });
+    });
+    report = { facts, omitted: omitted + read.omitted };
+    if (sealed !== null) {
+      const seal = await sealOf(signer!, runId, sealed, ended.toolCallIds, report);
+      const kept = await storeCall(() =>
+        setup.store.sealRun!({ runId, sealJson: JSON.stringify(seal) })
+      );
+      if (!kept.ok) throw new BoundaryError(kept.code);
+      // Another end may have sealed the run first: its seal is the run's.
+      report = reportOf(parseSeal(kept.sealJson));
+    }
+  }
+  emit(setup, { type: "run.ended", runId, facts: report.facts.length, omitted: report.omitted });
   return report;
+}
+
+function sealState(seal: SealState | undefined): SealState {
+  if (seal === undefined || !Array.isArray(seal.calls)) {
+    throw new BoundaryError("STORE_UNAVAILABLE", {
+      cause: new TypeError("The store answered endRun without the seal it was asked for"),
+    });
+  }
+  return seal;
+}
+
+async function sealOf(
+  signer: LedgerSigner,
+  runId: string,
+  state: SealState,
+  completedIds: readonly string[],
+  report: RunEnd,
+): Promise<Seal> {
+  const completed = new Set(completedIds);
+  const calls: ReceiptCall[] = state.calls.map(({ toolCallId, hash }) =>
+    !completed.has(toolCallId)
+      ? { toolCallId, hash: null, state: "INCOMPLETE" }
+      : hash === null
+      ? { toolCallId, hash: null, state: "UNSIGNED" }
+      : { toolCallId, hash }
+  );
+  const factsHash = await sha256Base64url(canonicalJson(report.facts as unknown as JsonValue));
+  const unsigned = { runId, calls, factsHash, keyId: signer.keyId };
+  const sig = await signer.sign(receiptMessage(unsigned));
+  return { receipt: { ...unsigned, sig }, facts: report.facts, omitted: report.omitted };
+}
+
+/** A stored seal, read back; a store that answers anything else is unavailable. */
+export function parseSeal(sealJson: string): Seal {
+  try {
+    const seal = JSON.parse(sealJson) as Seal;
+    if (
+      typeof seal?.receipt?.sig === "string" && Array.isArray(seal.facts) &&
+      typeof seal.omitted === "number"
+    ) {
+      return seal;
+    }
+  } catch {
+    // Reported below.
+  }
+  throw new BoundaryError("STORE_UNAVAILABLE", {
+    cause: new TypeError("The store holds a seal that is not one"),
+  });
+}
+
+function reportOf(seal: Seal): RunEnd {
+  return { facts: seal.facts, omitted: seal.omitted, receipt: seal.receipt };
 }

@@ -41,5 +41,6 @@ export function toCanonicalRecord(stored: StoredRecord): CanonicalRecord {
     createdAt: stored.createdAt,
     updatedAt: stored.updatedAt,
     expiresAt: stored.expiresAt,
+    ...(stored.proof === undefined ? {} : { proof: { ...stored.proof } }),
   };
 }

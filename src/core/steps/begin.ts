@@ -71,6 +71,7 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
     }
     return replayed;
   }
+  call.begun = begun.record;
   if (call.cancelled()) call.fail("CANCELLED", null);
   return null;
 }

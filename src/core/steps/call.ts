@@ -13,7 +13,7 @@ import { ERROR_MESSAGES, type ErrorCode } from "../errors.ts";
 import type { JsonObject } from "../json.ts";
 import { MAX_TIMER_MS } from "../limits.ts";
 import { emit, type Setup } from "../setup.ts";
-import type { CompleteOutcome } from "../store.ts";
+import type { CompleteOutcome, StoredRecord } from "../store.ts";
 import type { AnyToolDefinition } from "../tool.ts";
 import type { ErrorResult, InputIssue, Projection, RunContext } from "../types.ts";
 
@@ -39,6 +39,8 @@ export class Call {
   readonly startedAt: number;
   /** The attempt that began the record. */
   attemptId = "";
+  /** The PROJECTING record begin created: what complete signs starts from it. */
+  begun: StoredRecord | null = null;
   /** What complete writes, once a step has decided it. */
   outcome: CompleteOutcome | null = null;
   /** Internal detail of a failure, for the observer only. */

@@ -5,7 +5,10 @@
  * @module
  */
 import type { ErrorCode } from "../errors.ts";
-import type { CompleteOutcome } from "../store.ts";
+import { type LedgerSigner, recordHash, recordMessage, type RecordProof } from "../ledger.ts";
+import { applyOutcome } from "../lifecycle.ts";
+import { toCanonicalRecord } from "../run/inspect.ts";
+import type { CompleteOutcome, StoredRecord } from "../store.ts";
 import { emit } from "../setup.ts";
 import type { Call } from "./call.ts";
 import { result } from "./result.ts";
@@ -28,15 +31,23 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
   const outcome = call.outcome ?? UNDECIDED;
   let code: ErrorCode | null = outcome.status === "ERROR" ? outcome.errorCode : null;
   let failure = call.error;
+  let proof: RecordProof | undefined;
   try {
+    const now = setup.clock();
+    // Signed before it is written, and sent with the complete: no round trip of its own.
+    const signed = setup.ledger === undefined || call.begun === null
+      ? undefined
+      : await proofOf(await setup.ledger, call.begun, outcome, now);
     const completed = await setup.store.complete({
       runId: run.runId,
       toolCallId,
       attemptId: call.attemptId,
       outcome,
-      now: setup.clock(),
+      now,
+      ...(signed === undefined ? {} : { proof: signed }),
     });
     if (!completed.ok) code = completed.code;
+    else proof = completed.record.proof;
   } catch (thrown) {
     code = "STORE_UNAVAILABLE";
     failure = thrown;
@@ -53,8 +64,24 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
       code: agentResult.status === "ERROR" ? agentResult.code : null,
       durationMs: setup.clock() - call.startedAt,
       result: structuredClone(agentResult),
+      ...(proof === undefined ? {} : { proof: { ...proof } }),
       ...(failure === undefined ? {} : { error: failure }),
     });
   }
   return code;
+}
+
+/**
+ * The proof of the record this complete writes: the begun record with the outcome applied at
+ * `now`, exactly as `inspect()` will read it back, hashed and signed.
+ */
+async function proofOf(
+  signer: LedgerSigner,
+  begun: StoredRecord,
+  outcome: CompleteOutcome,
+  now: number,
+): Promise<RecordProof> {
+  const hash = await recordHash(toCanonicalRecord(applyOutcome(begun, outcome, now)));
+  const sig = await signer.sign(recordMessage(begun.runId, begun.toolCallId, hash));
+  return { hash, sig, keyId: signer.keyId };
 }

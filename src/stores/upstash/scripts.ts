@@ -54,6 +54,7 @@ export const RECORD_FIELDS = [
   "createdAt",
   "updatedAt",
   "expiresAt",
+  "proof",
 ] as const;
 
 /**
@@ -94,8 +95,9 @@ const readRecord = (key: string) =>
 
 /**
  * Lua: replies `["OK", field, value, ...]` of the run hash, without the `c:` fields of its begun
- * calls unless `calls`, or `[]` when absent. A run hash holds one `c:` field per begun call, so
- * only listCalls, which needs them, pays for sending them.
+ * calls, the `p:` proof hashes of its signed completes and its `seal` unless `calls`, or `[]`
+ * when absent. A run hash holds one `c:` field per begun call, so only listCalls and exportRun,
+ * which need them, pay for sending them.
  */
 const RUN_REPLY = `
 local function run_reply(key, calls)
@@ -103,7 +105,8 @@ local function run_reply(key, calls)
   if #all == 0 then return '[]' end
   local out = {'OK'}
   for i = 1, #all, 2 do
-    if calls or string.sub(all[i], 1, 2) ~= 'c:' then
+    local p2 = string.sub(all[i], 1, 2)
+    if calls or (p2 ~= 'c:' and p2 ~= 'p:' and all[i] ~= 'seal') then
       out[#out + 1] = all[i]
       out[#out + 1] = all[i + 1]
     end
@@ -251,6 +254,7 @@ const COMPLETE_READ = [
   "rawJson",
   "agentResultJson",
   "updatedAt",
+  "proof",
 ] as const;
 const c = (field: (typeof COMPLETE_READ)[number]) => `r[${COMPLETE_READ.indexOf(field) + 1}]`;
 
@@ -268,8 +272,9 @@ export const COMPLETE: LuaScript = {
 -- ARGV[7]  '1' when a raw response is given     ARGV[8] rawJson
 -- ARGV[9]  '1' when an agent result is given    ARGV[10] agentResultJson
 -- ARGV[11] now
+-- ARGV[12] the proof's JSON text, '' for none  ARGV[13] its hash
 -- Reply: ["OK", ${COMPLETE_FIELDS.join(", ")}] when completed now (updatedAt is ARGV[11])
---      | ["OK", ${COMPLETE_FIELDS.join(", ")}, updatedAt] for a repeat of the same complete
+--      | ["OK", ${COMPLETE_FIELDS.join(", ")}, updatedAt, proof] for a repeat of the same complete
 --      | ["RECORD_EXPIRED"] | ["ILLEGAL_TRANSITION"]
 -- Everything else of the record is in the request: the script checked that it is what is stored.
 -- The rules are those of completeTransition (src/core/lifecycle.ts).
@@ -298,6 +303,7 @@ if ${c("status")} ~= 'PROJECTING' then
     c("rawJson")
   } == raw and ${c("agentResultJson")} == agent then
     reply[${COMPLETE_FIELDS.length + 2}] = ${c("updatedAt")}
+    reply[${COMPLETE_FIELDS.length + 3}] = ${c("proof")}
     return cjson.encode(reply)
   end
   return ${fixed("ILLEGAL_TRANSITION")}
@@ -322,6 +328,11 @@ local set = {'status', status, 'evidence', evidence, 'updatedAt', ARGV[11]}
 if code then set[#set + 1] = 'errorCode'; set[#set + 1] = code end
 if raw then set[#set + 1] = 'rawJson'; set[#set + 1] = raw end
 if agent then set[#set + 1] = 'agentResultJson'; set[#set + 1] = agent end
+if ARGV[12] ~= '' then
+  set[#set + 1] = 'proof'; set[#set + 1] = ARGV[12]
+  -- The hash also in the run hash, for the seal: endRun reads no record.
+  redis.call('HSET', KEYS[2], 'p:' .. ARGV[1], ARGV[13])
+end
 redis.call('HSET', KEYS[1], unpack(set))
 return cjson.encode(reply)
 `,
@@ -352,15 +363,29 @@ export const END_RUN: LuaScript = {
   name: "endRun",
   source: `-- endRun
 -- KEYS[1]  run hash       KEYS[2] progress list
--- ARGV[1]  now
+-- ARGV[1]  now            ARGV[2] '1' for the seal, '0' not
 -- Reply: ["OK", "<n>", <n run hash items: field, value, ...>, <tool call IDs in order>]
+--      | with the seal: ["OK", "<n>", <n run hash items>, "<m>", <m tool call IDs>,
+--        seal (false when none), then (while none) per begun call: toolCallId, its c: value,
+--        its proof hash (false when none)]
 --      | ["RUN_NOT_FOUND"]
 local all = redis.call('HGETALL', KEYS[1])
 if #all == 0 then return ${fixed("RUN_NOT_FOUND")} end
 local out, status_at, kept = {'OK', '0'}, nil, nil
+local sealing, seal, begun, hashes = ARGV[2] == '1', false, {}, {}
 for i = 1, #all, 2 do
   local field = all[i]
-  if string.sub(field, 1, 2) ~= 'c:' then
+  local p2 = string.sub(field, 1, 2)
+  if p2 == 'c:' then
+    if sealing then
+      begun[#begun + 1] = field
+      begun[field] = all[i + 1]
+    end
+  elseif p2 == 'p:' then
+    hashes[string.sub(field, 3)] = all[i + 1]
+  elseif field == 'seal' then
+    seal = all[i + 1]
+  else
     local n = #out
     out[n + 1], out[n + 2] = field, all[i + 1]
     if field == 'status' then status_at = n + 2
@@ -383,6 +408,10 @@ if not kept then
 elseif kept ~= '0' then
   ids = redis.call('LRANGE', KEYS[2], 0, tonumber(kept) - 1)
 end
+if sealing then
+  out[#out + 1] = '0'
+end
+local count_at = #out
 -- Without the sentinel, each ID once, where it first appears.
 local seen = {}
 for i = 1, #ids do
@@ -390,6 +419,16 @@ for i = 1, #ids do
   if id ~= '' and not seen[id] then
     seen[id] = true
     out[#out + 1] = id
+  end
+end
+if sealing then
+  out[count_at] = tostring(#out - count_at)
+  out[#out + 1] = seal
+  if not seal then
+    for i = 1, #begun do
+      local id = string.sub(begun[i], 3)
+      out[#out + 1], out[#out + 2], out[#out + 3] = id, begun[begun[i]], hashes[id] or false
+    end
   end
 end
 return cjson.encode(out)
@@ -467,6 +506,40 @@ return cjson.encode(out)
 };
 
 /**
+ * Keeps a run's seal, once: the first one stays for the life of the run (its hash's TTL).
+ */
+export const SEAL_RUN: LuaScript = {
+  name: "sealRun",
+  source: `-- sealRun
+-- KEYS[1]  run hash
+-- ARGV[1]  the seal's JSON text
+-- Reply: ["OK", <the seal kept>] | ["RUN_NOT_FOUND"]
+-- HSETNX on an absent key would create it, without a TTL.
+if redis.call('EXISTS', KEYS[1]) == 0 then return ${fixed("RUN_NOT_FOUND")} end
+if redis.call('HSETNX', KEYS[1], 'seal', ARGV[1]) == 1 then return cjson.encode({'OK', ARGV[1]}) end
+return cjson.encode({'OK', redis.call('HGET', KEYS[1], 'seal')})
+`,
+};
+
+/** The whole records of begun calls, for exportRun after it read the run hash. */
+export const READ_RECORDS: LuaScript = {
+  name: "readRecords",
+  readOnly: true,
+  source: `-- readRecords
+-- KEYS[1..n] record hashes of one run, in begin order
+-- ARGV     none
+-- Reply: ["OK", then ${RECORD_FIELDS.length} fields per key (${RECORD_FIELDS.join(", ")}),
+--   false for an absent field (all of them once a record expired)]
+local out = {'OK'}
+for i = 1, #KEYS do
+  local r = redis.call('HMGET', KEYS[i], ${luaFields(RECORD_FIELDS)})
+  for j = 1, ${RECORD_FIELDS.length} do out[#out + 1] = r[j] end
+end
+return cjson.encode(out)
+`,
+};
+
+/**
  * The first line Upstash reads as "lock only the script's KEYS" instead of the whole database.
  * Prepended to every writing script's source when `UpstashStore`'s `keyLocking` option is on;
  * stock redis-server refuses it (`ERR Unexpected flag in script shebang: allow-key-locking`).
@@ -502,4 +575,6 @@ export const SCRIPTS: readonly LuaScript[] = [
   READ_FACTS,
   LOOKUP_CALL,
   READ_CALLS,
+  SEAL_RUN,
+  READ_RECORDS,
 ];

@@ -16,6 +16,7 @@ import {
   setOwnBudget,
 } from "../../core/limits.ts";
 import { projectingRecord } from "../../core/records.ts";
+import { checkRecordProof, type RecordProof } from "../../core/ledger.ts";
 import type {
   BeginRefusal,
   BeginRequest,
@@ -28,7 +29,10 @@ import type {
   EndRunRequest,
   FactRow,
   ReadFactsRequest,
+  RunExport,
   RunState,
+  SealRunRequest,
+  SealState,
   StartRunRefusal,
   StartRunRequest,
   Store,
@@ -51,8 +55,10 @@ import {
   type LuaScript,
   READ_CALLS,
   READ_FACTS,
+  READ_RECORDS,
   RECORD_FIELDS,
   SCRIPTS,
+  SEAL_RUN,
   START_RUN,
   SUMMARY_FIELDS,
 } from "./scripts.ts";
@@ -160,7 +166,7 @@ export interface UpstashStoreOptions {
   /**
    * Starts every script with `#!lua flags=allow-key-locking` (`#!lua
    * flags=no-writes,allow-key-locking` for those that only read: `get`, `getRun`, `readFacts`,
-   * `lookupCall`, and `readCalls` of `listCalls`),
+   * `lookupCall`, `readCalls` of `listCalls` and `readRecords` of `exportRun`),
    * so that Upstash locks only the keys a script declares in KEYS (all of one run) instead of the
    * whole database while it runs, so scripts of different runs need not wait for each other.
    * Every script touches only its declared keys, as the flag requires.
@@ -300,7 +306,18 @@ function toRecord(reply: Reply): StoredRecord {
     createdAt: int(at("createdAt")),
     updatedAt: int(at("updatedAt")),
     expiresAt: int(at("expiresAt")),
+    ...proofOf(at("proof")),
   };
+}
+
+/** A record's `proof` field (JSON text), as the record's `proof` member. */
+function proofOf(value: string | null | undefined): { proof?: RecordProof } {
+  if (value == null) return {};
+  try {
+    return { proof: checkRecordProof(JSON.parse(value)) };
+  } catch {
+    throw unreadable();
+  }
 }
 
 /**
@@ -628,6 +645,7 @@ export class UpstashStore implements Store {
     const rawJson = valid ? outcome.rawJson : null;
     const agentResultJson = ready ? outcome.agentResultJson : null;
     const { runId, toolCallId } = request;
+    const proof = request.proof === undefined ? undefined : checkRecordProof(request.proof);
     const keys = [
       this.#recordKey(runId, toolCallId),
       this.#runKey(runId),
@@ -645,15 +663,17 @@ export class UpstashStore implements Store {
       agentResultJson === null ? "0" : "1",
       agentResultJson ?? "",
       intArg(request.now),
+      proof === undefined ? "" : JSON.stringify(proof),
+      proof?.hash ?? "",
     ]);
     const status = replyStatus(reply);
     if (status !== "OK") return refusalOf(status, COMPLETE_CODES);
     // The reply carries only the fields the request does not: the script checked that the
     // attempt, the status, the evidence, the error code and the payloads stored are the ones sent.
     const record = this.#parse((): StoredRecord => {
-      const [, toolName, requestJson, createdAt, expiresAt, updatedAt] = reply;
+      const [, toolName, requestJson, createdAt, expiresAt, updatedAt, storedProof] = reply;
       const width = COMPLETE_FIELDS.length + 1;
-      if (!valid || (reply.length !== width && reply.length !== width + 1)) throw unreadable();
+      if (!valid || (reply.length !== width && reply.length !== width + 2)) throw unreadable();
       const begun: StoredRecord = {
         runId,
         toolCallId,
@@ -669,7 +689,14 @@ export class UpstashStore implements Store {
         updatedAt: int(createdAt),
         expiresAt: int(expiresAt),
       };
-      return applyOutcome(begun, outcome, updatedAt === undefined ? request.now : int(updatedAt));
+      const done = applyOutcome(
+        begun,
+        outcome,
+        updatedAt === undefined ? request.now : int(updatedAt),
+      );
+      // A repeat answers the proof stored first; a fresh complete stored the one sent.
+      const kept = updatedAt === undefined ? (proof && { proof }) : proofOf(storedProof);
+      return kept === undefined ? done : { ...done, ...kept };
     });
     return { ok: true, record };
   }
@@ -685,21 +712,77 @@ export class UpstashStore implements Store {
   /** {@inheritDoc Store.endRun} */
   async endRun(
     request: EndRunRequest,
-  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | EndRunRefusal> {
+  ): Promise<
+    { ok: true; run: RunState; toolCallIds: string[]; seal?: SealState } | EndRunRefusal
+  > {
     const invalid = checkEndRunRequest(request);
     if (invalid !== null) return refuse(invalid);
     const keys = [this.#runKey(request.runId), this.#progressKey(request.runId)];
-    const reply = await this.#call(END_RUN, keys, [intArg(request.now)]);
+    const sealing = request.seal === true;
+    const reply = await this.#call(END_RUN, keys, [intArg(request.now), sealing ? "1" : "0"]);
     const status = replyStatus(reply);
     if (status !== "OK") return refusalOf(status, END_RUN_CODES);
     return this.#parse(() => {
       const items = int(reply[1]);
-      return {
-        ok: true as const,
-        run: toRun(reply.slice(2, 2 + items)),
-        toolCallIds: reply.slice(2 + items).map(text),
-      };
+      const run = toRun(reply.slice(2, 2 + items));
+      if (!sealing) {
+        return { ok: true as const, run, toolCallIds: reply.slice(2 + items).map(text) };
+      }
+      const idsAt = 3 + items;
+      const count = int(reply[2 + items]);
+      const toolCallIds = reply.slice(idsAt, idsAt + count).map(text);
+      const sealJson = reply[idsAt + count] ?? null;
+      const begun: (BegunCall & { hash: string | null })[] = [];
+      for (let i = idsAt + count + 1; i + 2 < reply.length; i += 3) {
+        const toolCallId = text(reply[i]);
+        begun.push({ ...toBegunCall(toolCallId, reply[i + 1]), hash: reply[i + 2] ?? null });
+      }
+      begun.sort((a, b) => a.seq - b.seq);
+      const calls = begun.map(({ toolCallId, hash }) => ({ toolCallId, hash }));
+      return { ok: true as const, run, toolCallIds, seal: { sealJson, calls } };
     });
+  }
+
+  /** {@inheritDoc Store.sealRun} */
+  async sealRun(request: SealRunRequest): Promise<{ ok: true; sealJson: string } | EndRunRefusal> {
+    if (typeof request?.sealJson !== "string") {
+      throw new TypeError("Invalid sealJson: expected a string");
+    }
+    if (!isSafeRunId(request.runId)) return refuse("RUN_NOT_FOUND");
+    const reply = await this.#call(SEAL_RUN, [this.#runKey(request.runId)], [request.sealJson]);
+    const status = replyStatus(reply);
+    if (status !== "OK") return refusalOf(status, END_RUN_CODES);
+    return { ok: true, sealJson: this.#parse(() => text(reply[1])) };
+  }
+
+  /** {@inheritDoc Store.exportRun} */
+  async exportRun(runId: string): Promise<RunExport | null> {
+    if (!isSafeRunId(runId)) return null;
+    const runReply = await this.#call(GET_RUN, [this.#runKey(runId)], ["1"]);
+    if (runReply.length === 0) return null;
+    const begun: BegunCall[] = [];
+    const items = runReply.slice(1);
+    const run = this.#parse(() => toRun(items, begun));
+    let sealJson: string | null = null;
+    for (let i = 0; i + 1 < items.length; i += 2) if (items[i] === "seal") sealJson = items[i + 1]!;
+    if (begun.length === 0) return { run, calls: [], sealJson };
+    begun.sort((a, b) => a.seq - b.seq);
+    // Second round trip: the record keys are known only now, and a script must declare them.
+    const keys = begun.map((call) => this.#recordKey(runId, call.toolCallId));
+    const reply = await this.#call(READ_RECORDS, keys, []);
+    const width = RECORD_FIELDS.length;
+    if (replyStatus(reply) !== "OK" || reply.length !== 1 + width * begun.length) {
+      throw storeUnavailable(unreadable());
+    }
+    const calls = this.#parse(() =>
+      begun.map(({ toolCallId }, i) => {
+        const fields = reply.slice(i * width, (i + 1) * width + 1);
+        // toRecord reads fields from position 1, as in a reply; absent once it expired.
+        const absent = fields[RECORD_FIELDS.indexOf("attemptId") + 1] == null;
+        return { toolCallId, record: absent ? null : toRecord(fields) };
+      })
+    );
+    return { run, calls, sealJson };
   }
 
   /** {@inheritDoc Store.readFacts} */

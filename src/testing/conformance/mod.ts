@@ -29,6 +29,7 @@ import { storeCompleteCases } from "./store_complete.ts";
 import { storeConcurrencyCases } from "./store_concurrency.ts";
 import { storeFactCases } from "./store_facts.ts";
 import { storeIdCases } from "./store_ids.ts";
+import { storeLedgerCases } from "./store_ledger.ts";
 import { storeRoundTripCases } from "./store_round_trip.ts";
 import { storeRunCases } from "./store_runs.ts";
 import { storeTtlCases } from "./store_ttl.ts";
@@ -45,6 +46,7 @@ const STORE_CASES: readonly ((suite: Suite<StoreContext>) => void)[] = [
   storeRoundTripCases,
   storeConcurrencyCases,
   storeIdCases,
+  storeLedgerCases,
 ];
 
 const BOUNDARY_CASES: readonly ((suite: Suite<BoundaryContext>) => void)[] = [

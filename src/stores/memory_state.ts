@@ -1,0 +1,46 @@
+/**
+ * A way into a `MemoryStore`'s state for tests that edit it as an operator with write access to
+ * a store could (the ledger's tamper tests). No entry point exports it.
+ *
+ * @module
+ */
+import type { BegunCall, RunState, StoredRecord } from "../core/store.ts";
+
+/** What a MemoryStore keeps of a run. */
+export interface RunEntry {
+  state: RunState;
+  attemptId: string;
+  expiresAt: number;
+  progress: string[];
+  /** How many identities of `progress` the first endRun returned: every later one returns those. */
+  ended: number | null;
+  /** Every key begun in the run, in begin order: a key stays used after its record expires. */
+  begun: Map<string, BegunCall>;
+  /** The `proof.hash` each signed complete carried, by tool call ID, for the seal. */
+  hashes: Map<string, string>;
+  /** The seal `sealRun` kept, once. */
+  sealJson: string | null;
+}
+
+/** The live maps of a MemoryStore: records by run ID then tool call ID, and runs. */
+export interface MemoryState {
+  records: Map<string, Map<string, StoredRecord>>;
+  runs: Map<string, RunEntry>;
+}
+
+let reach: ((store: object) => MemoryState) | undefined;
+
+/** Called once, by `MemoryStore`'s static block. */
+export function exposeState(read: (store: object) => MemoryState): void {
+  reach ??= read;
+}
+
+/**
+ * The state a MemoryStore holds: the live maps, to edit.
+ *
+ * @param store A MemoryStore.
+ * @returns Its maps.
+ */
+export function memoryStateForTests(store: object): MemoryState {
+  return reach!(store);
+}

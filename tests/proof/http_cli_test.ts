@@ -1,0 +1,117 @@
+/**
+ * `GET /v1/runs/:runId/export`, `GET /v1/ledger-key`, and the verify command on a bundle file.
+ */
+import assert from "node:assert/strict";
+import { createApp } from "../../src/http/mod.ts";
+import { ToolBoundary } from "../../src/mod.ts";
+import { verifyRun } from "../../src/verify/mod.ts";
+import { keys, lookup } from "./_run.ts";
+
+const AGENT = "agent-token-0123456789abcdef";
+const HARNESS = "harness-token-0123456789abcdef";
+const harness = { authorization: `Bearer ${HARNESS}` };
+
+function app(withKey: boolean) {
+  const boundary = new ToolBoundary({
+    tools: [lookup],
+    ...(withKey ? { ledgerKey: keys.privateKey } : {}),
+  });
+  return createApp({ boundary, agentToken: AGENT, harnessToken: HARNESS });
+}
+
+async function runOver(served: ReturnType<typeof app>): Promise<string> {
+  const started = await served.request("/v1/runs", {
+    method: "POST",
+    headers: { ...harness, "content-type": "application/json" },
+    body: "{}",
+  });
+  const { runId } = await started.json();
+  const call = await served.request(`/v1/runs/${runId}/tool-calls`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${AGENT}`, "content-type": "application/json" },
+    body: JSON.stringify({ toolCallId: "call_1", runId, toolName: "lookup", input: { key: "a" } }),
+  });
+  assert.equal(call.status, 200);
+  const ended = await served.request(`/v1/runs/${runId}/end`, { method: "POST", headers: harness });
+  assert.equal(ended.status, 200);
+  return runId;
+}
+
+Deno.test("GET /v1/runs/:runId/export gives a bundle that verifies with GET /v1/ledger-key's key", async () => {
+  const served = app(true);
+  const runId = await runOver(served);
+  const keyRes = await served.request("/v1/ledger-key");
+  assert.equal(keyRes.status, 200);
+  const { keyId, publicKey } = await keyRes.json();
+  assert.deepEqual(publicKey, keys.publicKey);
+  assert.equal(typeof keyId, "string");
+  const res = await served.request(`/v1/runs/${runId}/export`, { headers: harness });
+  assert.equal(res.status, 200);
+  const bundle = await res.json();
+  assert.equal(bundle.receipt.keyId, keyId);
+  assert.deepEqual(await verifyRun(bundle, publicKey), { ok: true, sealed: true, calls: 1 });
+  // Harness only, and the usual 404 for an unknown run.
+  const agent = await served.request(`/v1/runs/${runId}/export`, {
+    headers: { authorization: `Bearer ${AGENT}` },
+  });
+  assert.equal(agent.status, 403);
+  assert.equal(
+    (await served.request("/v1/runs/run_unknown/export", { headers: harness })).status,
+    404,
+  );
+  const openapi = await (await served.request("/openapi.json")).json();
+  assert.ok(openapi.paths["/v1/runs/{runId}/export"]?.get);
+  assert.ok(openapi.paths["/v1/ledger-key"]?.get);
+});
+
+Deno.test("GET /v1/ledger-key is 404 NOT_FOUND without a ledger key; the export still works", async () => {
+  const served = app(false);
+  const res = await served.request("/v1/ledger-key");
+  assert.equal(res.status, 404);
+  assert.equal((await res.json()).code, "NOT_FOUND");
+  const runId = await runOver(served);
+  const bundle = await (await served.request(`/v1/runs/${runId}/export`, { headers: harness }))
+    .json();
+  assert.equal(bundle.receipt, null);
+});
+
+Deno.test("the verify command exits 0 on a bundle that verifies and 1 with the verdict when not", async () => {
+  const served = app(true);
+  const runId = await runOver(served);
+  const bundle = await (await served.request(`/v1/runs/${runId}/export`, { headers: harness }))
+    .json();
+  const dir = await Deno.makeTempDir({ prefix: "tb-verify-" });
+  try {
+    const run = async (bundleValue: unknown, key: unknown) => {
+      await Deno.writeTextFile(`${dir}/bundle.json`, JSON.stringify(bundleValue));
+      await Deno.writeTextFile(`${dir}/public.jwk`, JSON.stringify(key));
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--allow-read",
+          "src/verify/mod.ts",
+          `${dir}/bundle.json`,
+          `${dir}/public.jwk`,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return { code: out.code, stdout: new TextDecoder().decode(out.stdout).trim() };
+    };
+    assert.deepEqual(await run(bundle, keys.publicKey), {
+      code: 0,
+      stdout: '{"ok":true,"sealed":true,"calls":1}',
+    });
+    // The key file may be what GET /v1/ledger-key answers.
+    const served2 = await (await served.request("/v1/ledger-key")).json();
+    assert.equal((await run(bundle, served2)).code, 0);
+    bundle.facts[0].content = { found: false };
+    assert.deepEqual(await run(bundle, keys.publicKey), {
+      code: 1,
+      stdout: '{"ok":false,"toolCallId":null,"reason":"FACTS_ALTERED"}',
+    });
+    assert.equal((await run("not a bundle", keys.publicKey)).code, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

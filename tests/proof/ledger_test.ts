@@ -1,0 +1,258 @@
+/**
+ * The ledger key, the proofs a boundary makes, and verifyRun on hostile input.
+ */
+import assert from "node:assert/strict";
+import { type BoundaryEvent, generateLedgerKeys, ToolBoundary } from "../../src/mod.ts";
+import { MemoryStore } from "../../src/stores/memory.ts";
+import { canonicalJson } from "../../src/core/json.ts";
+import { recordHash, thumbprint } from "../../src/core/ledger.ts";
+import { verifyRun } from "../../src/verify/mod.ts";
+import { STORES } from "../support/stores.ts";
+import { keys, lookup, sealedRun } from "./_run.ts";
+
+Deno.test("a ledgerKey that is not an Ed25519 private JWK is a TypeError at construction", () => {
+  const bad = [
+    keys.publicKey,
+    { ...keys.privateKey, crv: "P-256" },
+    { ...keys.privateKey, d: "short" },
+    { ...keys.privateKey, x: keys.privateKey.x + "A" },
+    "key",
+    null,
+  ];
+  for (const ledgerKey of bad) {
+    assert.throws(
+      () => new ToolBoundary({ tools: [lookup], ledgerKey: ledgerKey as JsonWebKey }),
+      TypeError,
+    );
+  }
+  assert.throws(() => new ToolBoundary({ tools: [lookup], keyId: "k1" }), TypeError);
+  assert.throws(
+    () => new ToolBoundary({ tools: [lookup], ledgerKey: keys.privateKey, keyId: "no spaces" }),
+    TypeError,
+  );
+});
+
+Deno.test("a private key whose d is not x's fails its first use with a TypeError", async () => {
+  const other = await generateLedgerKeys();
+  const boundary = new ToolBoundary({
+    tools: [lookup],
+    ledgerKey: { ...keys.privateKey, d: other.privateKey.d! },
+  });
+  await assert.rejects(boundary.ledgerPublicKey(), TypeError);
+});
+
+Deno.test("the key ID is the RFC 7638 thumbprint unless keyId says otherwise", async () => {
+  const boundary = new ToolBoundary({ tools: [lookup], ledgerKey: keys.privateKey });
+  const published = await boundary.ledgerPublicKey();
+  assert.deepEqual(published?.publicKey, keys.publicKey);
+  // RFC 7638 3.1: SHA-256 of the required members in order, no whitespace.
+  const text = `{"crv":"Ed25519","kty":"OKP","x":"${keys.publicKey.x}"}`;
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
+  const expected = btoa(String.fromCharCode(...digest)).replace(/\+/g, "-").replace(/\//g, "_")
+    .replace(/=+$/, "");
+  assert.equal(published?.keyId, expected);
+  assert.equal(await thumbprint(keys.publicKey as never), expected);
+  const named = new ToolBoundary({
+    tools: [lookup],
+    ledgerKey: keys.privateKey,
+    keyId: "ledger-2026.1",
+  });
+  assert.equal((await named.ledgerPublicKey())?.keyId, "ledger-2026.1");
+  assert.equal(await new ToolBoundary({ tools: [lookup] }).ledgerPublicKey(), null);
+});
+
+for (const { name, open } of STORES) {
+  Deno.test(`${name}: a completed record's proof hashes the record as inspect() returns it`, async () => {
+    const { store, close } = await open();
+    try {
+      const events: BoundaryEvent[] = [];
+      const boundary = new ToolBoundary({
+        store,
+        tools: [lookup],
+        ledgerKey: keys.privateKey,
+        keyId: "k-1",
+        observe: (event) => events.push(event),
+      });
+      const run = await boundary.startRun();
+      await boundary.invoke(run, {
+        toolCallId: "call_1",
+        runId: run.runId,
+        toolName: "lookup",
+        input: { key: "a", z: [1, { b: 2, a: 1 }] },
+      });
+      const record = (await boundary.inspect(run.runId, "call_1"))!;
+      const { proof, ...rest } = record;
+      assert.equal(proof?.keyId, "k-1");
+      assert.equal(proof?.hash, await recordHash(rest));
+      const text = new TextEncoder().encode(canonicalJson(rest as never));
+      assert.equal(
+        proof?.hash,
+        btoa(String.fromCharCode(...new Uint8Array(await crypto.subtle.digest("SHA-256", text))))
+          .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, ""),
+      );
+      const finished = events.find((e) => e.type === "call.finished");
+      assert.deepEqual(finished?.type === "call.finished" && finished.proof, proof);
+      const report = await boundary.endRunReport(run);
+      assert.equal(report.receipt?.keyId, "k-1");
+      assert.deepEqual(
+        await verifyRun(await boundary.exportRun(run.runId), keys.publicKey, { keyId: "k-1" }),
+        { ok: true, sealed: true, calls: 1 },
+      );
+    } finally {
+      await close();
+    }
+  });
+
+  Deno.test(`${name}: without a ledgerKey nothing has a proof and no run a receipt`, async () => {
+    const { store, close } = await open();
+    try {
+      const events: BoundaryEvent[] = [];
+      const boundary = new ToolBoundary({ store, tools: [lookup], observe: (e) => events.push(e) });
+      const run = await boundary.startRun();
+      await boundary.invoke(run, {
+        toolCallId: "c1",
+        runId: run.runId,
+        toolName: "lookup",
+        input: {},
+      });
+      const record = await boundary.inspect(run.runId, "c1");
+      assert.equal(record !== null && "proof" in record, false);
+      assert.equal(events.some((e) => "proof" in e), false);
+      const report = await boundary.endRunReport(run);
+      assert.equal("receipt" in report, false);
+      const bundle = await boundary.exportRun(run.runId);
+      assert.equal(bundle.receipt, null);
+      assert.equal(bundle.facts, null);
+      // Nothing signed: a completed record without a proof does not verify.
+      assert.deepEqual(await verifyRun(bundle, keys.publicKey), {
+        ok: false,
+        toolCallId: "c1",
+        reason: "BAD_SIGNATURE",
+      });
+    } finally {
+      await close();
+    }
+  });
+
+  Deno.test(`${name}: a call in flight at the end is INCOMPLETE in the receipt, and its later proof checks`, async () => {
+    const { store, close } = await open();
+    try {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const slow = {
+        ...lookup,
+        name: "slow",
+        execute: async () => (await gate, { found: true, key: "s" }),
+      };
+      const boundary = new ToolBoundary({
+        store,
+        tools: [lookup, slow],
+        ledgerKey: keys.privateKey,
+      });
+      const run = await boundary.startRun();
+      const pending = boundary.invoke(run, {
+        toolCallId: "s1",
+        runId: run.runId,
+        toolName: "slow",
+        input: {},
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const report = await boundary.endRunReport(run.runId);
+      assert.deepEqual(report.receipt?.calls, [{
+        toolCallId: "s1",
+        hash: null,
+        state: "INCOMPLETE",
+      }]);
+      release();
+      assert.equal((await pending).status, "READY");
+      const bundle = await boundary.exportRun(run.runId);
+      assert.equal(bundle.records[0]?.status, "READY");
+      assert.deepEqual(bundle.receipt, report.receipt);
+      assert.deepEqual(await verifyRun(bundle, keys.publicKey), {
+        ok: true,
+        sealed: true,
+        calls: 1,
+      });
+      bundle.records[0]!.raw = "edited";
+      assert.deepEqual(await verifyRun(bundle, keys.publicKey), {
+        ok: false,
+        toolCallId: "s1",
+        reason: "ALTERED",
+      });
+    } finally {
+      await close();
+    }
+  });
+}
+
+Deno.test("concurrent first ends of a run keep one seal: every end answers the same receipt", async () => {
+  const store = new MemoryStore();
+  const { boundary, runId } = await sealedRun(store, { end: false });
+  const ends = await Promise.all([1, 2, 3].map(() => boundary.endRunReport(runId)));
+  assert.deepEqual(ends[1]?.receipt, ends[0]?.receipt);
+  assert.deepEqual(ends[2]?.receipt, ends[0]?.receipt);
+  assert.deepEqual((await boundary.exportRun(runId)).receipt, ends[0]?.receipt);
+});
+
+Deno.test("hostile bundles give ok: false or a TypeError, never ok: true", async () => {
+  const { boundary, runId } = await sealedRun(new MemoryStore());
+  const clean = await boundary.exportRun(runId);
+  let reads = 0;
+  const getter = {
+    ...structuredClone(clean),
+    get records() {
+      reads++;
+      return reads === 1 ? structuredClone(clean.records) : [];
+    },
+  };
+  // A getter is read once: the copy it gave is what is checked.
+  assert.equal((await verifyRun(getter, keys.publicKey)).ok, true);
+  assert.equal(reads, 1);
+  const throwing = {
+    ...clean,
+    get receipt(): never {
+      throw new Error("no");
+    },
+  };
+  // A bundle past the length bound: the copy stops there, a TypeError.
+  const huge = { ...clean, records: new Array(2 ** 20).fill(clean.records[0]) };
+  await assert.rejects(verifyRun(huge, keys.publicKey, { maxLength: 1_000_000 }), TypeError);
+  const holey = { ...clean, records: [, clean.records[1]] };
+  const cases: unknown[] = [
+    null,
+    "bundle",
+    [],
+    {},
+    { ...clean, format: "other" },
+    { ...clean, records: "x" },
+    { ...clean, records: [null] },
+    { ...clean, records: [{ ...clean.records[0], toolCallId: 5 }] },
+    { ...clean, run: null },
+    throwing,
+    holey,
+    new Proxy(clean, {
+      get: () => {
+        throw new Error("trap");
+      },
+    }),
+    { ...clean, receipt: "sealed" },
+    { ...clean, receipt: { ...clean.receipt, calls: "x" } },
+    { ...clean, facts: "x" },
+    { ...clean, records: clean.records.map((r) => ({ ...r, proof: "x" })) },
+    { ...clean, records: clean.records.map((r) => ({ ...r, proof: { ...r.proof, sig: 7 } })) },
+  ];
+  for (const bundle of cases) {
+    let verdict;
+    try {
+      verdict = await verifyRun(bundle, keys.publicKey);
+    } catch (error) {
+      assert.ok(error instanceof TypeError, String(error));
+      continue;
+    }
+    assert.equal(verdict.ok, false, JSON.stringify(verdict));
+  }
+  await assert.rejects(verifyRun(clean, { kty: "OKP", crv: "Ed25519" }), TypeError);
+  await assert.rejects(verifyRun(clean, keys.privateKey.d as never), TypeError);
+});

@@ -1,0 +1,254 @@
+/**
+ * Tampering with the store itself, as someone with write access to it could: the Redis values
+ * behind UpstashStore (through the fixture's direct connection, not the store) and MemoryStore's
+ * maps. Every field of every record, a record deleted, inserted or moved, the sealed facts and
+ * the receipt: the exported bundle no longer verifies, with the right reason and call.
+ */
+import assert from "node:assert/strict";
+import type { StoredRecord } from "../../src/core/store.ts";
+import { MemoryStore } from "../../src/stores/memory.ts";
+import { memoryStateForTests } from "../../src/stores/memory_state.ts";
+import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { verifyRun } from "../../src/verify/mod.ts";
+import { startUpstashFixture } from "../support/upstash_fixture.ts";
+import { CALLS, keys, sealedRun } from "./_run.ts";
+
+/** What a tamper test does to a store, the same way on both. */
+interface Operator {
+  store: MemoryStore | UpstashStore;
+  /** Sets one stored field of a record to a text (numbers as their decimal text). */
+  setField(
+    runId: string,
+    toolCallId: string,
+    field: keyof StoredRecord,
+    value: string,
+  ): Promise<void>;
+  /** Makes a field absent again (`null`). */
+  clearField(runId: string, toolCallId: string, field: keyof StoredRecord): Promise<void>;
+  deleteRecord(runId: string, toolCallId: string): Promise<void>;
+  /** Makes `toolCallId` begun again, with a copy of `from`'s record, last in begin order. */
+  insertCopy(runId: string, from: string, toolCallId: string): Promise<void>;
+  /** Swaps the begin order of two calls. */
+  swap(runId: string, a: string, b: string): Promise<void>;
+  /** Rewrites the stored seal. */
+  editSeal(runId: string, edit: (seal: Record<string, unknown>) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+const OPERATORS: { name: string; open(): Promise<Operator> }[] = [
+  {
+    name: "MemoryStore",
+    open: () => {
+      const store = new MemoryStore();
+      const state = memoryStateForTests(store);
+      const record = (runId: string, id: string) => state.records.get(runId)!.get(id)!;
+      const run = (runId: string) => state.runs.get(runId)!;
+      return Promise.resolve({
+        store,
+        setField(runId, id, field, value) {
+          const current = record(runId, id) as unknown as Record<string, unknown>;
+          current[field] = field === "proof"
+            ? JSON.parse(value)
+            : typeof current[field] === "number"
+            ? Number(value)
+            : value;
+          return Promise.resolve();
+        },
+        clearField(runId, id, field) {
+          (record(runId, id) as unknown as Record<string, unknown>)[field] = null;
+          return Promise.resolve();
+        },
+        deleteRecord(runId, id) {
+          state.records.get(runId)!.delete(id);
+          return Promise.resolve();
+        },
+        insertCopy(runId, from, id) {
+          state.records.get(runId)!.set(id, { ...record(runId, from), toolCallId: id });
+          const begun = run(runId).begun;
+          begun.set(id, { ...begun.get(from)!, toolCallId: id, seq: begun.size + 1 });
+          return Promise.resolve();
+        },
+        swap(runId, a, b) {
+          const entries = [...run(runId).begun];
+          const i = entries.findIndex(([id]) => id === a);
+          const j = entries.findIndex(([id]) => id === b);
+          [entries[i], entries[j]] = [entries[j]!, entries[i]!];
+          run(runId).begun = new Map(entries);
+          return Promise.resolve();
+        },
+        editSeal(runId, edit) {
+          const seal = JSON.parse(run(runId).sealJson!);
+          edit(seal);
+          run(runId).sealJson = JSON.stringify(seal);
+          return Promise.resolve();
+        },
+        close: () => Promise.resolve(),
+      });
+    },
+  },
+  {
+    name: "UpstashStore",
+    open: async () => {
+      const fixture = await startUpstashFixture();
+      const store = new UpstashStore({ redis: fixture.createRedis() });
+      const runKey = (runId: string) => store.keys(runId).run;
+      const recordKey = (runId: string, id: string) => store.keys(runId, id).record!;
+      return {
+        store,
+        async setField(runId, id, field, value) {
+          await fixture.direct(["HSET", recordKey(runId, id), field, value]);
+        },
+        async clearField(runId, id, field) {
+          await fixture.direct(["HDEL", recordKey(runId, id), field]);
+        },
+        async deleteRecord(runId, id) {
+          await fixture.direct(["DEL", recordKey(runId, id)]);
+        },
+        async insertCopy(runId, from, id) {
+          const fields = await fixture.direct(["HGETALL", recordKey(runId, from)]) as string[];
+          await fixture.direct(["HSET", recordKey(runId, id), ...fields, "toolCallId", id]);
+          const used = Number(await fixture.direct(["HGET", runKey(runId), "used"]));
+          const begun = String(await fixture.direct(["HGET", runKey(runId), `c:${from}`]));
+          const next = begun.replace(/^\d+/, String(used + 1));
+          await fixture.direct(["HSET", runKey(runId), `c:${id}`, next, "used", String(used + 1)]);
+        },
+        async swap(runId, a, b) {
+          const [va, vb] = await fixture.direct(["HMGET", runKey(runId), `c:${a}`, `c:${b}`]) as [
+            string,
+            string,
+          ];
+          const seq = (v: string) => v.split(":")[0]!;
+          await fixture.direct([
+            "HSET",
+            runKey(runId),
+            `c:${a}`,
+            va.replace(/^\d+/, seq(vb)),
+            `c:${b}`,
+            vb.replace(/^\d+/, seq(va)),
+          ]);
+        },
+        async editSeal(runId, edit) {
+          const seal = JSON.parse(String(await fixture.direct(["HGET", runKey(runId), "seal"])));
+          edit(seal);
+          await fixture.direct(["HSET", runKey(runId), "seal", JSON.stringify(seal)]);
+        },
+        close: () => fixture.stop(),
+      };
+    },
+  },
+];
+
+/** Every stored field the record as `inspect()` returns it is made of, with a changed value. */
+function edits(record: StoredRecord): [keyof StoredRecord, string][] {
+  return [
+    ["runId", record.runId + "x"],
+    ["toolCallId", record.toolCallId + "x"],
+    ["toolName", record.toolName + "x"],
+    ["status", record.status === "READY" ? "ERROR" : "READY"],
+    ["evidence", record.evidence === "NO_EVIDENCE" ? "EVIDENCE_FOUND" : "NO_EVIDENCE"],
+    ["requestJson", '{"key":"z"}'],
+    ["rawJson", JSON.stringify({ edited: true })],
+    ["agentResultJson", '{"evidence":"EVIDENCE_FOUND","scope":"edited","content":true}'],
+    ["errorCode", "TOOL_TIMEOUT"],
+    ["createdAt", String(record.createdAt - 1)],
+    ["updatedAt", String(record.updatedAt + 1)],
+    ["expiresAt", String(record.expiresAt + 1)],
+  ];
+}
+
+const ids = CALLS.map((call) => call.toolCallId);
+
+for (const { name, open } of OPERATORS) {
+  Deno.test(`${name}: any stored field of any record edited is ALTERED, naming the call`, async () => {
+    const op = await open();
+    try {
+      const { boundary, runId } = await sealedRun(op.store);
+      assert.deepEqual(await verifyRun(await boundary.exportRun(runId), keys.publicKey), {
+        ok: true,
+        sealed: true,
+        calls: 3,
+      });
+      let cases = 0;
+      for (const id of ids) {
+        const original = (await op.store.get(runId, id))!;
+        for (const [field, value] of edits(original)) {
+          await op.setField(runId, id, field, value);
+          const verdict = await verifyRun(await boundary.exportRun(runId), keys.publicKey);
+          assert.deepEqual(
+            verdict,
+            { ok: false, toolCallId: id, reason: "ALTERED" },
+            `${id}.${field}`,
+          );
+          const before = original[field];
+          if (before === null) await op.clearField(runId, id, field);
+          else await op.setField(runId, id, field, String(before));
+          cases++;
+        }
+        // The proof re-signed by no one: its signature changed.
+        const proof = original.proof!;
+        await op.setField(runId, id, "proof", JSON.stringify({ ...proof, sig: flip(proof.sig) }));
+        assert.deepEqual(await verifyRun(await boundary.exportRun(runId), keys.publicKey), {
+          ok: false,
+          toolCallId: id,
+          reason: "BAD_SIGNATURE",
+        });
+        await op.setField(runId, id, "proof", JSON.stringify(proof));
+        assert.deepEqual(await op.store.get(runId, id), original);
+      }
+      assert.equal(cases, 36);
+      assert.equal((await verifyRun(await boundary.exportRun(runId), keys.publicKey)).ok, true);
+    } finally {
+      await op.close();
+    }
+  });
+
+  Deno.test(`${name}: a record deleted, inserted or moved in the store is caught`, async () => {
+    const op = await open();
+    try {
+      const check = async (
+        edit: (runId: string) => Promise<void>,
+        expected: { toolCallId: string | null; reason: string },
+      ) => {
+        const { boundary, runId } = await sealedRun(op.store);
+        await edit(runId);
+        assert.deepEqual(await verifyRun(await boundary.exportRun(runId), keys.publicKey), {
+          ok: false,
+          ...expected,
+        });
+      };
+      await check((runId) => op.deleteRecord(runId, "call_boom"), {
+        toolCallId: "call_boom",
+        reason: "MISSING",
+      });
+      await check((runId) => op.insertCopy(runId, "call_a", "call_new"), {
+        toolCallId: "call_new",
+        reason: "INSERTED",
+      });
+      await check((runId) => op.swap(runId, "call_a", "call_b"), {
+        toolCallId: "call_a",
+        reason: "REORDERED",
+      });
+      await check(
+        (runId) =>
+          op.editSeal(runId, (seal) => {
+            (seal.facts as { content: unknown }[])[0]!.content = { found: false };
+          }),
+        { toolCallId: null, reason: "FACTS_ALTERED" },
+      );
+      await check(
+        (runId) =>
+          op.editSeal(runId, (seal) => {
+            (seal.receipt as { calls: unknown[] }).calls.pop();
+          }),
+        { toolCallId: null, reason: "BAD_SIGNATURE" },
+      );
+    } finally {
+      await op.close();
+    }
+  });
+}
+
+/** A signature with one character changed. */
+function flip(sig: string): string {
+  return (sig[0] === "A" ? "B" : "A") + sig.slice(1);
+}
