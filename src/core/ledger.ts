@@ -79,7 +79,7 @@ export function checkRecordProof(proof: unknown): RecordProof {
 /** A run as `exportRun` gives it, for `verifyRun`. */
 export interface RunBundle {
   /** Always `tool-boundary.run/1`. */
-  format: typeof BUNDLE_FORMAT;
+  format: "tool-boundary.run/1";
   /** The run's state (not signed: the receipt is what binds the run). */
   run: RunState;
   /** Every live record of the run's begun calls, in begin order, as `inspect()` returns it. */
@@ -95,7 +95,7 @@ export const RECORD_TAG = "tool-boundary.record/1";
 /** The domain tag of a receipt's signed message. */
 export const RECEIPT_TAG = "tool-boundary.receipt/1";
 /** The `format` of an exported run. */
-export const BUNDLE_FORMAT = "tool-boundary.run/1";
+export const BUNDLE_FORMAT: RunBundle["format"] = "tool-boundary.run/1";
 
 const encoder = new TextEncoder();
 const ED25519 = { name: "Ed25519" } as const;
