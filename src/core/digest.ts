@@ -36,20 +36,48 @@ import { canonicalJson, type JsonValue } from "./json.ts";
  * ```
  */
 export function requestDigest(toolName: string, input: string | JsonValue): Promise<string> {
-  let text;
   try {
-    if (typeof toolName !== "string") throw new TypeError("Invalid toolName: expected a string");
-    const value = typeof input === "string" ? JSON.parse(input) as JsonValue : input;
-    text = canonicalJson({ toolName, input: value });
+    const digest = requestDigestNow(toolName, input);
+    return typeof digest === "string" ? Promise.resolve(digest) : digest;
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/**
+ * {@linkcode requestDigest}, computed at once when the request is short (most are): the
+ * boundary's call path awaits only the WebCrypto digest of a long request, as an `await` of a
+ * value it already has would still cost a turn of the event loop.
+ *
+ * @param toolName The tool called.
+ * @param input The recorded input: its JSON text, or the value itself.
+ * @returns The digest, or a promise of it when WebCrypto computes it.
+ * @throws {SyntaxError} When `input` is a string that is not JSON text.
+ * @throws {TypeError} When `toolName` is not a string or `input` not JSON data.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { requestDigest, requestDigestNow } from "./digest.ts";
+ * const now = requestDigestNow("search", { query: "disk" });
+ * assert.equal(typeof now, "string");
+ * assert.equal(now, await requestDigest("search", '{"query":"disk"}'));
+ * assert.ok(requestDigestNow("search", { query: "x".repeat(600) }) instanceof Promise);
+ * ```
+ */
+export function requestDigestNow(
+  toolName: string,
+  input: string | JsonValue,
+): string | Promise<string> {
+  if (typeof toolName !== "string") throw new TypeError("Invalid toolName: expected a string");
+  const value = typeof input === "string" ? JSON.parse(input) as JsonValue : input;
+  const text = canonicalJson({ toolName, input: value });
   // WebCrypto's digest is an async call with a fixed cost (about 10 us here, more than a whole
   // MemoryStore invoke's store work); for the short requests most tools get, SHA-256 in JS is
   // several times faster. Past SMALL_BYTES WebCrypto is the faster one.
   if (text.length < SMALL_BYTES) {
     const { written } = encoder.encodeInto(text, block);
-    if (written < SMALL_BYTES) return Promise.resolve(base64url(sha256(written)));
+    if (written < SMALL_BYTES) return base64url(sha256(written));
   }
   return crypto.subtle.digest("SHA-256", encoder.encode(text)).then((digest) =>
     base64url(new Uint8Array(digest))
@@ -64,9 +92,12 @@ const encoder = new TextEncoder();
 /** A short message, padded in place: room for its UTF-8 (3 bytes per unit at most) and padding. */
 const block = new Uint8Array(SMALL_BYTES * 3 + 64);
 
-/** SHA-256 round constants (FIPS 180-4, 4.2.2). */
+/**
+ * SHA-256 round constants (FIPS 180-4, 4.2.2). Int32Array, as W and H: every word stays a small
+ * integer in V8, where a Uint32Array's upper half would be read as doubles.
+ */
 // deno-fmt-ignore
-const K = new Uint32Array([
+const K = new Int32Array([
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
   0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
   0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
@@ -76,8 +107,8 @@ const K = new Uint32Array([
   0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
-const W = new Uint32Array(64);
-const H = new Uint32Array(8);
+const W = new Int32Array(64);
+const H = new Int32Array(8);
 const hash = new Uint8Array(32);
 
 /**
@@ -95,8 +126,8 @@ function sha256(length: number): Uint8Array {
   block[end - 3] = (bits >>> 16) & 0xff;
   block[end - 2] = (bits >>> 8) & 0xff;
   block[end - 1] = bits & 0xff;
-  let h0 = 0x6a09e667, h1 = 0xbb67ae85, h2 = 0x3c6ef372, h3 = 0xa54ff53a;
-  let h4 = 0x510e527f, h5 = 0x9b05688c, h6 = 0x1f83d9ab, h7 = 0x5be0cd19;
+  let h0 = 0x6a09e667 | 0, h1 = 0xbb67ae85 | 0, h2 = 0x3c6ef372 | 0, h3 = 0xa54ff53a | 0;
+  let h4 = 0x510e527f | 0, h5 = 0x9b05688c | 0, h6 = 0x1f83d9ab | 0, h7 = 0x5be0cd19 | 0;
   for (let off = 0; off < end; off += 64) {
     for (let i = 0, j = off; i < 16; i++, j += 4) {
       W[i] = (block[j]! << 24) | (block[j + 1]! << 16) | (block[j + 2]! << 8) | block[j + 3]!;
@@ -142,18 +173,30 @@ function sha256(length: number): Uint8Array {
   return hash;
 }
 
-const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+/** The base64url alphabet, as character codes. */
+const BASE64URL = new Uint8Array(64).map((_, i) =>
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".charCodeAt(i)
+);
+
+/** The 43 character codes of one digest: one flat string from one call, no concatenation. */
+const digestCodes: number[] = new Array(43).fill(0);
 
 /** Base64url without padding of a 32-byte hash: 43 characters. */
 function base64url(bytes: Uint8Array): string {
-  let out = "";
+  const out = digestCodes;
+  let o = 0;
   let i = 0;
   for (; i + 2 < bytes.length; i += 3) {
     const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-    out += BASE64URL[n >>> 18]! + BASE64URL[(n >>> 12) & 63]! + BASE64URL[(n >>> 6) & 63]! +
-      BASE64URL[n & 63]!;
+    out[o++] = BASE64URL[n >>> 18]!;
+    out[o++] = BASE64URL[(n >>> 12) & 63]!;
+    out[o++] = BASE64URL[(n >>> 6) & 63]!;
+    out[o++] = BASE64URL[n & 63]!;
   }
   // 32 bytes leave two: three characters.
   const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
-  return out + BASE64URL[n >>> 18]! + BASE64URL[(n >>> 12) & 63]! + BASE64URL[(n >>> 6) & 63]!;
+  out[o++] = BASE64URL[n >>> 18]!;
+  out[o++] = BASE64URL[(n >>> 12) & 63]!;
+  out[o] = BASE64URL[(n >>> 6) & 63]!;
+  return String.fromCharCode.apply(null, out);
 }

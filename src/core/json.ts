@@ -112,7 +112,14 @@ export function checkJson(value: unknown, maxDepth: number): JsonProblem | null 
 const REFUSED: unique symbol = Symbol("refused");
 const ObjectPrototype = Object.prototype;
 const ArrayPrototype = Array.prototype;
-const { getPrototypeOf, getOwnPropertyNames, getOwnPropertySymbols, keys: keysOf, hasOwn } = Object;
+const {
+  defineProperty,
+  getPrototypeOf,
+  getOwnPropertyNames,
+  getOwnPropertySymbols,
+  keys: keysOf,
+  hasOwn,
+} = Object;
 const { isArray } = Array;
 const { ownKeys } = Reflect;
 
@@ -259,33 +266,87 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * ```
  */
 export function canonicalJson(value: JsonValue): string {
+  const outerSlow = slowKeys;
+  slowKeys = false;
+  try {
+    const sorted = sortedCopy(value);
+    // Native JSON.stringify prints the copy's keys in the order they were added, sorted,
+    // except integer-like keys (always first, in numeric order): a copy with a key that may
+    // be one is printed by hand instead, as is any copy while a prototype has a toJSON (which
+    // JSON.stringify would call). Both read only the copy.
+    return slowKeys || hasOwn(ObjectPrototype, "toJSON") || hasOwn(ArrayPrototype, "toJSON")
+      ? canonicalText(sorted)
+      : JSON.stringify(sorted);
+  } finally {
+    slowKeys = outerSlow;
+  }
+}
+
+/** Whether the copy being sorted needs {@linkcode canonicalText}; saved and restored per call. */
+let slowKeys = false;
+
+/**
+ * A copy of a JSON value whose objects have their keys added in sorted order. Each value is
+ * read once, in the order the canonical text lists it.
+ */
+function sortedCopy(value: JsonValue): JsonValue {
   switch (typeof value) {
     case "string":
-      return JSON.stringify(value);
+    case "boolean":
+      return value;
     case "number":
       if (!Number.isFinite(value)) break;
-      return JSON.stringify(value);
-    case "boolean":
-      return value ? "true" : "false";
+      return value;
     case "object": {
-      if (value === null) return "null";
+      if (value === null) return null;
       if (isArray(value)) {
-        let out = "[";
-        for (let i = 0; i < value.length; i++) {
-          out += (i === 0 ? "" : ",") + canonicalJson(value[i]!);
-        }
-        return out + "]";
+        const copy: JsonValue[] = [];
+        for (let i = 0; i < value.length; i++) copy[i] = sortedCopy(value[i]!);
+        return copy;
       }
       if (!isPlainObject(value)) break;
       // The default sort compares UTF-16 code units.
       const keys = keysOf(value).sort();
-      let out = "{";
+      const copy: JsonObject = {};
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i]!;
-        out += (i === 0 ? "" : ",") + JSON.stringify(key) + ":" + canonicalJson(value[key]!);
+        const first = key.charCodeAt(0);
+        if (first >= 0x30 && first <= 0x39) slowKeys = true; // maybe integer-like: 0-9
+        const item = sortedCopy(value[key]!);
+        // Assigning a key that Object.prototype has (`__proto__` above all) could run its
+        // setter: such keys are defined, as an own data property like any other.
+        if (key in ObjectPrototype) {
+          defineProperty(copy, key, {
+            value: item,
+            writable: true,
+            enumerable: true,
+            configurable: true,
+          });
+        } else {
+          copy[key] = item;
+        }
       }
-      return out + "}";
+      return copy;
     }
   }
   throw new TypeError("Cannot make canonical JSON: the value is not JSON data");
+}
+
+/** The canonical text written out by hand: keys sorted at print time. */
+function canonicalText(value: JsonValue): string {
+  if (typeof value !== "object" || value === null) return JSON.stringify(value);
+  if (isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      out += (i === 0 ? "" : ",") + canonicalText(value[i]!);
+    }
+    return out + "]";
+  }
+  const keys = keysOf(value).sort();
+  let out = "{";
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    out += (i === 0 ? "" : ",") + JSON.stringify(key) + ":" + canonicalText(value[key]!);
+  }
+  return out + "}";
 }

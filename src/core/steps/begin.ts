@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { requestDigest } from "../digest.ts";
+import { requestDigestNow } from "../digest.ts";
 import type { BoundaryResult } from "../types.ts";
 import { emit } from "../setup.ts";
 import type { Call } from "./call.ts";
@@ -26,7 +26,8 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
   const { setup, run, tool, toolCallId } = call;
   // The store tells a repeat from another request under the same key by this digest alone: it
   // covers the tool as well as the input, so another tool is another request.
-  const digest = await requestDigest(tool.name, call.input);
+  let digest = requestDigestNow(tool.name, call.input);
+  if (typeof digest !== "string") digest = await digest;
   if (setup.ended.has(run)) return call.refuse("RUN_INACTIVE");
   const now = setup.clock();
   if (now >= run.deadline) return call.refuse("DEADLINE_EXCEEDED");
