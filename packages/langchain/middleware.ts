@@ -51,6 +51,19 @@ import { invokeCall, type RunSource, toToolMessage } from "./tool_message.ts";
 
 export type { RunSource, RunSourceInput } from "./tool_message.ts";
 
+// `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
+// aliases name them for the docs.
+/**
+ * `ToolBoundary` of `@tool-boundary/core`.
+ * @internal
+ */
+type Boundary = ToolBoundary;
+/**
+ * `AgentMiddleware` of `langchain`: what `createAgent({ middleware })` takes.
+ * @internal
+ */
+type Middleware = AgentMiddleware;
+
 /**
  * Makes the middleware. Its `tools` are {@linkcode langchainTools} of the boundary, so the model
  * sees each tool's JSON Schema; its `wrapToolCall` sends every call the model makes, whatever
@@ -65,9 +78,9 @@ export type { RunSource, RunSourceInput } from "./tool_message.ts";
  * @returns The middleware for `createAgent({ middleware: [...] })`.
  */
 export function langchainMiddleware<TContext = unknown>(
-  boundary: ToolBoundary,
+  boundary: Boundary,
   run: RunSource<TContext>,
-): AgentMiddleware {
+): Middleware {
   return createMiddleware({
     name: "ToolBoundary",
     tools: langchainTools(boundary, run),
