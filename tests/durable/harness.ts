@@ -7,7 +7,8 @@
  */
 import assert from "node:assert/strict";
 import type { BoundaryResult, CallSummary, ObservedFact } from "@tool-boundary/core";
-import type { Crash } from "./lookups.ts";
+import { probeToolCallId, stepToolCallId } from "@tool-boundary/durable";
+import type { Crash, LookupsInput } from "./lookups.ts";
 
 /** What the worker hears at a crash point: carry on, exit the process, or throw from the step. */
 export type CrashAction = "none" | "exit" | "throw";
@@ -162,4 +163,57 @@ export function assertOnce(harness: Harness, crashed: Outcome, clean: Outcome): 
     comparableFacts(clean.runId, clean.facts),
   );
   assert.equal(crashed.facts.length, crashed.values.length);
+}
+
+/**
+ * The crash scenario of the engines whose worker process can be killed (Restate, DBOS): four
+ * steps, one per crash point, run once clean and once with the crashes, then every assertion of
+ * {@linkcode assertOnce} and of what each OUTCOME_UNKNOWN policy did.
+ *
+ * @param harness The test's harness.
+ * @param runWorkflow Runs the workflow of `lookups` to its end in the engine.
+ */
+export async function assertCrashScenario(
+  harness: Harness,
+  runWorkflow: (lookups: LookupsInput["lookups"]) => Promise<Outcome>,
+): Promise<void> {
+  const lookups: LookupsInput["lookups"] = [
+    { key: "a", onUnknown: "retry" },
+    { key: "b", onUnknown: "probe" },
+    { key: "c", onUnknown: "retry" },
+    { key: "d", onUnknown: "retry" },
+  ];
+  harness.plan({});
+  const clean = await runWorkflow(lookups);
+  harness.plan({
+    "lookup-a": "exit-before",
+    "lookup-b": "kill-during",
+    "lookup-c": "exit-after",
+    "lookup-d": "throw-during",
+  });
+  const crashed = await runWorkflow(lookups);
+
+  assertOnce(harness, crashed, clean);
+  const [a, b, c, d] = await Promise.all(
+    ["a", "b", "c", "d"].map((key) => stepToolCallId([crashed.runId, `lookup-${key}`])),
+  );
+  const probe = probeToolCallId(b!, 1);
+  assert.deepEqual(crashed.calls.map((call) => call.toolCallId), [a, b, probe, c, d]);
+  // b died with its tool running: its record stays PROJECTING; the probe gave the value.
+  assert.equal(crashed.calls[1]?.status, "PROJECTING");
+  assert.deepEqual(crashed.values.map((value) => value.toolCallId), [a, probe, c, d]);
+  assert.deepEqual(harness.crashes, [
+    "lookup-a before exit",
+    "lookup-c after exit",
+    "lookup-d during throw",
+  ]);
+  assert.deepEqual(harness.unknowns.filter((line) => line.startsWith(b!)), [`${b} probe`]);
+  assert.ok(harness.unknowns.some((line) => line === `${d} retry`));
+  assert.ok(harness.unknowns.every((line) => line === `${b} probe` || line === `${d} retry`));
+  assert.deepEqual(crashed.values.map((value) => value.replayed === true), [
+    false,
+    false,
+    true,
+    true,
+  ]);
 }

@@ -10,10 +10,9 @@
  */
 import assert from "node:assert/strict";
 import { UpstashStore } from "@tool-boundary/core/upstash";
-import { probeToolCallId, stepToolCallId } from "@tool-boundary/durable";
 import { type Child, freePort, start } from "../runtime/process.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
-import { assertOnce, type Outcome, startHarness } from "./harness.ts";
+import { assertCrashScenario, type Outcome, startHarness } from "./harness.ts";
 import { lookupsBoundary, type LookupsInput } from "./lookups.ts";
 import { NPM_DIR, npmInstall } from "./npm_deps.ts";
 
@@ -127,45 +126,7 @@ Deno.test("Restate: every ctx.run step's tool runs once across process deaths an
       };
     };
 
-    const lookups: LookupsInput["lookups"] = [
-      { key: "a", onUnknown: "retry" },
-      { key: "b", onUnknown: "probe" },
-      { key: "c", onUnknown: "retry" },
-      { key: "d", onUnknown: "retry" },
-    ];
-    harness.plan({});
-    const clean = await runWorkflow(lookups);
-    harness.plan({
-      "lookup-a": "exit-before",
-      "lookup-b": "kill-during",
-      "lookup-c": "exit-after",
-      "lookup-d": "throw-during",
-    });
-    const crashed = await runWorkflow(lookups);
-
-    assertOnce(harness, crashed, clean);
-    const [a, b, c, d] = await Promise.all(
-      ["a", "b", "c", "d"].map((key) => stepToolCallId([crashed.runId, `lookup-${key}`])),
-    );
-    const probe = probeToolCallId(b!, 1);
-    assert.deepEqual(crashed.calls.map((call) => call.toolCallId), [a, b, probe, c, d]);
-    // b died with its tool running: its record stays PROJECTING; the probe gave the value.
-    assert.equal(crashed.calls[1]?.status, "PROJECTING");
-    assert.deepEqual(crashed.values.map((value) => value.toolCallId), [a, probe, c, d]);
-    assert.deepEqual(harness.crashes, [
-      "lookup-a before exit",
-      "lookup-c after exit",
-      "lookup-d during throw",
-    ]);
-    assert.deepEqual(harness.unknowns.filter((line) => line.startsWith(b!)), [`${b} probe`]);
-    assert.ok(harness.unknowns.some((line) => line === `${d} retry`));
-    assert.ok(harness.unknowns.every((line) => line === `${b} probe` || line === `${d} retry`));
-    assert.deepEqual(crashed.values.map((value) => value.replayed === true), [
-      false,
-      false,
-      true,
-      true,
-    ]);
+    await assertCrashScenario(harness, runWorkflow);
   } finally {
     stopping = true;
     await service?.stop();
