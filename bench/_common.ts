@@ -4,6 +4,7 @@
  * @module
  */
 
+import type { ProjectorOutput } from "../src/mod.ts";
 /** `BENCH_SMOKE=1`: run every benchmark a handful of times, only to prove it still runs. */
 export const SMOKE: boolean = Deno.env.get("BENCH_SMOKE") === "1";
 
@@ -75,4 +76,16 @@ export function printTable(headers: readonly string[], rows: readonly (readonly 
   console.log(line(headers));
   console.log(`| ${widths.map((w) => "-".repeat(w)).join(" | ")} |`);
   for (const row of rows) console.log(line(row));
+}
+
+/**
+ * The projector every benchmark's log tool uses: the first `shown` hits as lines, NO_EVIDENCE for
+ * none.
+ */
+export function projectLogs(raw: LogRaw, shown = 5): ProjectorOutput {
+  return {
+    evidence: raw.hits.length > 0 ? "EVIDENCE_FOUND" : "NO_EVIDENCE",
+    scope: `logs of ${raw.service} matching "${raw.query}", last 24 hours`,
+    content: raw.hits.slice(0, shown).map((hit) => `${hit.ts} ${hit.level} ${hit.line}`),
+  };
 }

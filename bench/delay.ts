@@ -8,26 +8,23 @@
  *
  * @module
  */
-import { defineTool, type ProjectorOutput, type RunContext, ToolBoundary } from "../src/mod.ts";
+import { defineTool, type RunContext, ToolBoundary } from "../src/mod.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { BaselineStore } from "./baseline_store.ts";
-import { type LogRaw, logRaw, ms, percentile, printTable, SMOKE } from "./_common.ts";
+import { logRaw, ms, percentile, printTable, projectLogs, SMOKE } from "./_common.ts";
 import { startBenchFixture } from "./_fixture.ts";
 
 const N = SMOKE ? 4 : Number(Deno.env.get("BENCH_N") ?? 200);
 const DELAYS = SMOKE ? [0] : [0, 5, 25];
 const CALLS_PER_RUN = 100;
 
-function project(raw: LogRaw): ProjectorOutput {
-  return {
-    evidence: raw.hits.length > 0 ? "EVIDENCE_FOUND" : "NO_EVIDENCE",
-    scope: `logs of ${raw.service} matching "${raw.query}"`,
-    content: raw.hits.slice(0, 5).map((hit) => `${hit.ts} ${hit.level} ${hit.line}`),
-  };
-}
-
 const raw = logRaw(1024);
-const tool = defineTool({ name: "search_logs", readOnly: true, execute: () => raw, project });
+const tool = defineTool({
+  name: "search_logs",
+  readOnly: true,
+  execute: () => raw,
+  project: (r) => projectLogs(r),
+});
 
 const fixture = await startBenchFixture();
 try {

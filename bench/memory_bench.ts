@@ -12,21 +12,13 @@
  * or a scheduling hiccup of the shared machine moves one sample of 100 calls, not the percentiles:
  * read the p75 column, which stays put from run to run where the mean does not.
  */
-import { defineTool, type ProjectorOutput, ToolBoundary } from "../src/mod.ts";
+import { defineTool, ToolBoundary } from "../src/mod.ts";
 import { MemoryStore } from "../src/stores/memory.ts";
-import { benchOptions, type LogRaw, logRaw } from "./_common.ts";
+import { benchOptions, type LogRaw, logRaw, projectLogs } from "./_common.ts";
 
 const INPUT_TEXT = '{"service":"api","query":"timeout","window":"24h","limit":50}';
 const CALLS_PER_RUN = 100; // the default run budget
 const RUNS_PER_STORE = 10;
-
-function project(raw: LogRaw): ProjectorOutput {
-  return {
-    evidence: raw.hits.length > 0 ? "EVIDENCE_FOUND" : "NO_EVIDENCE",
-    scope: `logs of ${raw.service} matching "${raw.query}", last 24 hours`,
-    content: raw.hits.slice(0, 5).map((hit) => `${hit.ts} ${hit.level} ${hit.line}`),
-  };
-}
 
 let sink = 0;
 
@@ -36,7 +28,7 @@ for (const [label, bytes] of [["1 KiB", 1024], ["64 KiB", 65_536]] as const) {
     name: "search_logs",
     readOnly: true,
     execute: () => raw,
-    project,
+    project: (r: LogRaw) => projectLogs(r),
   });
   const group = `memory ${label}`;
   const signal = new AbortController().signal;

@@ -8,25 +8,22 @@
  *
  * @module
  */
-import { defineTool, type ProjectorOutput, ToolBoundary } from "../src/mod.ts";
+import { defineTool, ToolBoundary } from "../src/mod.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
-import { type LogRaw, logRaw, ms, percentile, printTable, SMOKE } from "./_common.ts";
+import { logRaw, ms, percentile, printTable, projectLogs, SMOKE } from "./_common.ts";
 import { startBenchFixture } from "./_fixture.ts";
 
 const ROUNDS = SMOKE ? 1 : Number(Deno.env.get("BENCH_ROUNDS") ?? 15);
 const DELAY_MS = SMOKE ? 0 : Number(Deno.env.get("BENCH_DELAY_MS") ?? 5);
 const SIZES = [1, 4, 16, 64];
 
-function project(raw: LogRaw): ProjectorOutput {
-  return {
-    evidence: raw.hits.length > 0 ? "EVIDENCE_FOUND" : "NO_EVIDENCE",
-    scope: `logs of ${raw.service} matching "${raw.query}"`,
-    content: raw.hits.slice(0, 5).map((hit) => `${hit.ts} ${hit.level} ${hit.line}`),
-  };
-}
-
 const raw = logRaw(1024);
-const tool = defineTool({ name: "search_logs", readOnly: true, execute: () => raw, project });
+const tool = defineTool({
+  name: "search_logs",
+  readOnly: true,
+  execute: () => raw,
+  project: (r) => projectLogs(r),
+});
 
 const fixture = await startBenchFixture();
 try {

@@ -8,10 +8,10 @@
  *
  * @module
  */
-import { defineTool, type ProjectorOutput, type RunContext, ToolBoundary } from "../src/mod.ts";
+import { defineTool, type RunContext, ToolBoundary } from "../src/mod.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { BaselineStore } from "./baseline_store.ts";
-import { type LogRaw, logRaw, ms, percentile, printTable, SMOKE } from "./_common.ts";
+import { logRaw, ms, percentile, printTable, projectLogs, SMOKE } from "./_common.ts";
 import { startBenchFixture } from "./_fixture.ts";
 
 const N = SMOKE ? 10 : Number(Deno.env.get("BENCH_N") ?? 1000);
@@ -19,14 +19,6 @@ const BLOCK = SMOKE ? 5 : 20;
 const WARMUP = SMOKE ? 3 : 100;
 const INPUT = { service: "api", query: "timeout", window: "24h", limit: 50 };
 const CALLS_PER_RUN = 100;
-
-function project(raw: LogRaw): ProjectorOutput {
-  return {
-    evidence: raw.hits.length > 0 ? "EVIDENCE_FOUND" : "NO_EVIDENCE",
-    scope: `logs of ${raw.service} matching "${raw.query}", last 24 hours`,
-    content: raw.hits.slice(0, 5).map((hit) => `${hit.ts} ${hit.level} ${hit.line}`),
-  };
-}
 
 /** One row of the table: something timed once per sample. */
 interface Row {
@@ -88,7 +80,12 @@ try {
   const raw_replies = { automaticDeserialization: false, responseEncoding: false } as const;
   for (const [payload, bytes] of [["1 KiB", 1024], ["64 KiB", 65_536]] as const) {
     const raw = logRaw(bytes);
-    const tool = defineTool({ name: "search_logs", readOnly: true, execute: () => raw, project });
+    const tool = defineTool({
+      name: "search_logs",
+      readOnly: true,
+      execute: () => raw,
+      project: (r) => projectLogs(r),
+    });
     const stores = [
       {
         name: "invoke, UpstashStore",
