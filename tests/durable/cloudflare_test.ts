@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { stepToolCallId } from "@tool-boundary/durable";
-import { run, start } from "../runtime/process.ts";
+import { run } from "../runtime/process.ts";
+import { serveScript } from "../runtime/setup.ts";
 import { startUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 import { assertOnce, type Harness, type Outcome, startHarness } from "./harness.ts";
 import type { LookupsInput } from "./lookups.ts";
-import { NPM_DIR, npmInstall } from "./npm_deps.ts";
 
 const AGENT_TOKEN = "agent-token-durable-0123";
 const HARNESS_TOKEN = "harness-token-durable-0123";
@@ -34,7 +34,6 @@ async function serveWorkflows(
   bindings: Record<string, string>,
   fn: (base: string) => Promise<void>,
 ): Promise<void> {
-  await npmInstall();
   const dir = await Deno.makeTempDir({ prefix: "tb-workflows-" });
   try {
     await run(Deno.execPath(), [
@@ -46,17 +45,9 @@ async function serveWorkflows(
       new URL("./cloudflare_worker.ts", import.meta.url).pathname,
     ]);
     await Deno.writeTextFile(`${dir}/entry.mjs`, WORKER_ENTRY);
-    const child = start("node", [`${NPM_DIR}workflows.mjs`, `${dir}/entry.mjs`], {
-      env: { WORKER_BINDINGS: JSON.stringify(bindings) },
-      stdinStops: true,
+    await serveScript(`${dir}/entry.mjs`, bindings, fn, {
+      LOOKUPS: { name: "lookups", className: "Lookups" },
     });
-    try {
-      const [, url] = await child.waitFor(/\{"url":"(http:[^"]+)\/"\}/);
-      await fn(url!);
-    } finally {
-      const status = await child.stop();
-      assert.equal(status.code, 0, child.output());
-    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -1,6 +1,6 @@
 /**
- * The engines' npm packages (npm/package.json: miniflare with workerd, the Restate server, and
- * the SDKs the workers' types come from), installed by the tests themselves.
+ * The Restate server (npm/package.json), installed by the tests themselves; workerd comes with
+ * the runtime tests' npm folder (tests/runtime/npm).
  *
  * @module
  */

@@ -59,22 +59,39 @@ export async function serveWorker(
   fn: (base: string) => Promise<void>,
   config?: string,
 ): Promise<void> {
-  await npmBin();
   const dir = await Deno.makeTempDir({ prefix: "tb-worker-" });
   try {
-    const worker = await bundle(entry, dir, config);
-    const child = start("node", [WORKERD, worker], {
-      env: { WORKER_BINDINGS: JSON.stringify(bindings) },
-      stdinStops: true,
-    });
-    try {
-      const [, url] = await child.waitFor(/\{"url":"(http:[^"]+)\/"\}/);
-      await fn(url!);
-    } finally {
-      const status = await child.stop();
-      assert.equal(status.code, 0, child.output());
-    }
+    await serveScript(await bundle(entry, dir, config), bindings, fn);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/**
+ * Serves a worker module that is already built in workerd (through miniflare, from Node) with
+ * the given bindings, and calls `fn` with its base URL (no trailing slash).
+ *
+ * @param script The worker's module (other modules it imports sit beside it).
+ * @param bindings The Worker's environment.
+ * @param fn What to do while it serves.
+ * @param workflows Workflow bindings, as miniflare's `workflows` option takes them.
+ */
+export async function serveScript(
+  script: string,
+  bindings: Record<string, string>,
+  fn: (base: string) => Promise<void>,
+  workflows: Record<string, { name: string; className: string }> = {},
+): Promise<void> {
+  await npmBin();
+  const child = start("node", [WORKERD, script], {
+    env: { WORKER_BINDINGS: JSON.stringify(bindings), WORKER_WORKFLOWS: JSON.stringify(workflows) },
+    stdinStops: true,
+  });
+  try {
+    const [, url] = await child.waitFor(/\{"url":"(http:[^"]+)\/"\}/);
+    await fn(url!);
+  } finally {
+    const status = await child.stop();
+    assert.equal(status.code, 0, child.output());
   }
 }

@@ -1,5 +1,6 @@
 // Serves a bundled worker in workerd through miniflare until stdin closes.
-// Usage: node workerd.mjs <worker.js>; bindings come as JSON in the WORKER_BINDINGS variable.
+// Usage: node workerd.mjs <worker.js>; bindings come as JSON in the WORKER_BINDINGS variable, and
+// Workflow bindings (miniflare's `workflows` option) as JSON in WORKER_WORKFLOWS.
 // Prints one JSON line, {"url": "..."}, once the worker is ready.
 import path from "node:path";
 import process from "node:process";
@@ -18,8 +19,11 @@ const mf = new Miniflare({
   scriptPath,
   // Module paths must stay inside this root.
   modulesRoot: path.dirname(scriptPath),
+  // A worker may be an entry module around a bundle (a Workflow class around the bundled code).
+  modulesRules: [{ type: "ESModule", include: ["**/*.js", "**/*.mjs"] }],
   compatibilityDate: "2025-01-01",
   bindings: JSON.parse(process.env.WORKER_BINDINGS ?? "{}"),
+  workflows: JSON.parse(process.env.WORKER_WORKFLOWS ?? "{}"),
   host: "127.0.0.1",
   port: 0,
 });
