@@ -45,6 +45,7 @@ export type {
   StoreRefusal,
 } from "./core/store.ts";
 export { factRowOf, projectingRecord } from "./core/records.ts";
+export { checkFailure, readFailure } from "./core/failure.ts";
 export {
   applyOutcome,
   completeTransition,

@@ -114,6 +114,19 @@ export const CONTENT_DEPTH = 256;
 /** Allowance for a record's metadata (IDs, status, timestamps) in the record byte limit. */
 export const RECORD_OVERHEAD_BYTES = 512;
 
+/**
+ * The most UTF-8 bytes of a record's `failure` as JSON (`{"name":…,"message":…}`): past it the
+ * message is dropped whole (`message: null`), never cut, and the name kept.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MAX_FAILURE_BYTES } from "@tool-boundary/core";
+ * assert.equal(MAX_FAILURE_BYTES, 2_048);
+ * ```
+ */
+export const MAX_FAILURE_BYTES = 2_048;
+
 /** The latest deadline: 8,640,000,000,000,000 ms after the epoch, the latest time a `Date` holds. */
 export const MAX_EPOCH_MS = 8_640_000_000_000_000;
 

@@ -37,7 +37,7 @@
  */
 import type { ErrorCode } from "./errors.ts";
 import type { RecordProof } from "./ledger.ts";
-import type { EvidenceStatus, ProjectedEvidence, RecordStatus } from "./types.ts";
+import type { EvidenceStatus, ProjectedEvidence, RecordStatus, ToolFailure } from "./types.ts";
 
 /** The state of a run as the store keeps it. */
 export interface RunState {
@@ -89,6 +89,8 @@ export interface StoredRecord {
   updatedAt: number;
   /** Epoch ms of expiry, fixed at creation. */
   expiresAt: number;
+  /** What the executor threw, on an ERROR record (harness-only; see `CanonicalRecord`). */
+  failure?: ToolFailure;
   /**
    * The proof the complete that ended the record carried, kept exactly; absent when it carried
    * none (and always while PROJECTING).
@@ -160,6 +162,8 @@ export type CompleteOutcome =
     errorCode: ErrorCode;
     /** The raw response JSON text when it was valid and within limits, else `null`. */
     rawJson: string | null;
+    /** What the executor threw, as `readFailure` read it; stores refuse one `checkFailure` does. */
+    failure?: ToolFailure;
   };
 
 /** Arguments of {@linkcode Store.complete}. */

@@ -250,6 +250,12 @@ export const CanonicalRecordSchema: v.GenericSchema<CanonicalRecord> = schemaOf<
   createdAt: epochMs,
   updatedAt: epochMs,
   expiresAt: epochMs,
+  failure: v.exactOptional(v.pipe(
+    v.object({ name: v.string(), message: v.nullable(v.string()) }),
+    v.description(
+      "What the executor threw (EXECUTION_FAILED): its name, and its message unless past 2 KiB.",
+    ),
+  )),
   proof: v.exactOptional(proof),
 }));
 

@@ -55,6 +55,7 @@ export const RECORD_FIELDS = [
   "updatedAt",
   "expiresAt",
   "proof",
+  "failure",
 ] as const;
 
 /**
@@ -255,6 +256,7 @@ const COMPLETE_READ = [
   "agentResultJson",
   "updatedAt",
   "proof",
+  "failure",
 ] as const;
 const c = (field: (typeof COMPLETE_READ)[number]) => `r[${COMPLETE_READ.indexOf(field) + 1}]`;
 
@@ -273,6 +275,7 @@ export const COMPLETE: LuaScript = {
 -- ARGV[9]  '1' when an agent result is given    ARGV[10] agentResultJson
 -- ARGV[11] now
 -- ARGV[12] the proof's JSON text, '' for none  ARGV[13] its hash
+-- ARGV[14] the failure's JSON text (ERROR only), '' for none
 -- Reply: ["OK", ${COMPLETE_FIELDS.join(", ")}] when completed now (updatedAt is ARGV[11])
 --      | ["OK", ${COMPLETE_FIELDS.join(", ")}, updatedAt, proof] for a repeat of the same complete
 --      | ["RECORD_EXPIRED"] | ["ILLEGAL_TRANSITION"]
@@ -283,7 +286,12 @@ local r = redis.call('HMGET', KEYS[1], ${luaFields(COMPLETE_READ)})
 if not ${c("attemptId")} then return ${fixed("RECORD_EXPIRED")} end
 if ${c("attemptId")} ~= ARGV[2] or ARGV[3] ~= '1' then return ${fixed("ILLEGAL_TRANSITION")} end
 local status, evidence, code, raw, agent = ARGV[4], false, false, false, false
+local failure = false
 if ARGV[7] == '1' then raw = ARGV[8] end
+if ARGV[14] ~= '' then
+  if status ~= 'ERROR' then return ${fixed("ILLEGAL_TRANSITION")} end
+  failure = ARGV[14]
+end
 if status == 'READY' then
   evidence = ARGV[5]
   if evidence ~= 'EVIDENCE_FOUND' and evidence ~= 'NO_EVIDENCE' then
@@ -301,7 +309,7 @@ if ${c("status")} ~= 'PROJECTING' then
   -- A retry of this very complete returns the record again; anything else is refused.
   if ${c("status")} == status and ${c("evidence")} == evidence and ${c("errorCode")} == code and ${
     c("rawJson")
-  } == raw and ${c("agentResultJson")} == agent then
+  } == raw and ${c("agentResultJson")} == agent and ${c("failure")} == failure then
     reply[${COMPLETE_FIELDS.length + 2}] = ${c("updatedAt")}
     reply[${COMPLETE_FIELDS.length + 3}] = ${c("proof")}
     return cjson.encode(reply)
@@ -328,6 +336,7 @@ local set = {'status', status, 'evidence', evidence, 'updatedAt', ARGV[11]}
 if code then set[#set + 1] = 'errorCode'; set[#set + 1] = code end
 if raw then set[#set + 1] = 'rawJson'; set[#set + 1] = raw end
 if agent then set[#set + 1] = 'agentResultJson'; set[#set + 1] = agent end
+if failure then set[#set + 1] = 'failure'; set[#set + 1] = failure end
 if ARGV[12] ~= '' then
   set[#set + 1] = 'proof'; set[#set + 1] = ARGV[12]
   -- The hash also in the run hash, for the seal: endRun reads no record.

@@ -4,6 +4,7 @@
  * @module
  */
 import { type ErrorCode, isErrorCode } from "../../core/errors.ts";
+import { checkFailure } from "../../core/failure.ts";
 import { isSafeRunId, isSafeToolCallId } from "../../core/ids.ts";
 import { applyOutcome, isValidOutcome, summarizeCall } from "../../core/lifecycle.ts";
 import {
@@ -39,7 +40,7 @@ import type {
   StoredRecord,
   StoreRefusal,
 } from "../../core/store.ts";
-import type { EvidenceStatus, RecordStatus } from "../../core/types.ts";
+import type { EvidenceStatus, RecordStatus, ToolFailure } from "../../core/types.ts";
 import { ScriptBatcher, sendOne, type SentScript, type UpstashPipeline } from "./batch.ts";
 import { RedisStoreError, storeUnavailable } from "./errors.ts";
 import {
@@ -306,8 +307,19 @@ function toRecord(reply: Reply): StoredRecord {
     createdAt: int(at("createdAt")),
     updatedAt: int(at("updatedAt")),
     expiresAt: int(at("expiresAt")),
+    ...failureOf(at("failure")),
     ...proofOf(at("proof")),
   };
+}
+
+/** A record's `failure` field (JSON text), as the record's `failure` member. */
+function failureOf(value: string | null | undefined): { failure?: ToolFailure } {
+  if (value == null) return {};
+  try {
+    return { failure: checkFailure(JSON.parse(value)) };
+  } catch {
+    throw unreadable();
+  }
 }
 
 /** A record's `proof` field (JSON text), as the record's `proof` member. */
@@ -665,6 +677,9 @@ export class UpstashStore implements Store {
       intArg(request.now),
       proof === undefined ? "" : JSON.stringify(proof),
       proof?.hash ?? "",
+      valid && outcome.status === "ERROR" && outcome.failure !== undefined
+        ? JSON.stringify(checkFailure(outcome.failure))
+        : "",
     ]);
     const status = replyStatus(reply);
     if (status !== "OK") return refusalOf(status, COMPLETE_CODES);
