@@ -109,6 +109,7 @@ export {
   type Limits,
   MAX_CITATIONS,
   MAX_FAILURE_BYTES,
+  MAX_LIST_RUNS,
   MAX_TIMER_MS,
 } from "./core/limits.ts";
 export {
@@ -118,4 +119,11 @@ export {
   type ErrorCode,
   isErrorCode,
 } from "./core/errors.ts";
-export type { CallSummary, RunState, Store } from "./core/store.ts";
+export type {
+  CallSummary,
+  ListRunsRequest,
+  RunsPage,
+  RunState,
+  RunSummary,
+  Store,
+} from "./core/store.ts";

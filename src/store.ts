@@ -46,6 +46,7 @@ export type {
 } from "./core/store.ts";
 export { factRowOf, projectingRecord } from "./core/records.ts";
 export { checkFailure, readFailure } from "./core/failure.ts";
+export { runsCursor } from "./core/runs_page.ts";
 export {
   applyOutcome,
   completeTransition,
@@ -58,6 +59,7 @@ export {
   checkCompleteRequest,
   checkEndRunRequest,
   checkEpochMs,
+  checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
   MAX_BUDGET,

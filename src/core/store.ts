@@ -228,6 +228,38 @@ export interface RunExport {
   sealJson: string | null;
 }
 
+/** Arguments of {@linkcode Store.listRuns}. */
+export interface ListRunsRequest {
+  /** Runs per page: an integer from 1 to `MAX_LIST_RUNS`. */
+  limit: number;
+  /** The `next` of the page before, or `null` (or absent) for the first page. */
+  cursor?: string | null;
+}
+
+/** One run as {@linkcode Store.listRuns} lists it: its state and counts, no calls. */
+export interface RunSummary {
+  /** The run ID. */
+  runId: string;
+  /** ACTIVE until `endRun`. */
+  status: "ACTIVE" | "ENDED";
+  /** Epoch ms when the run was started (the `now` of its `startRun`). */
+  startedAt: number;
+  /** Epoch ms when it was ended, else `null`. */
+  endedAt: number | null;
+  /** Calls begun (`used.calls`). */
+  calls: number;
+  /** Begun calls whose record ended ERROR. */
+  errors: number;
+}
+
+/** A page of {@linkcode Store.listRuns}. */
+export interface RunsPage {
+  /** Live runs, newest first (by `startedAt`, then run ID, both descending). */
+  runs: RunSummary[];
+  /** An opaque cursor for the next page, or `null` on the last. */
+  next: string | null;
+}
+
 /** A canonical identity: the key of one record. */
 export interface CanonicalIdentity {
   /** The run ID. */
@@ -419,4 +451,13 @@ export interface Store {
    * its seal; `null` when the run is absent. Never touches TTLs.
    */
   exportRun?(runId: string): Promise<RunExport | null>;
+  /**
+   * For the run console: the live runs, newest first (by `startedAt`, then run ID, both
+   * descending), `limit` per page, from the `cursor` a page before gave as `next`. An expired
+   * run is never listed. A page may be cut short only at the last page. Rejects with a
+   * `RangeError` a request that `checkListRunsRequest` refuses (a limit outside 1 to
+   * `MAX_LIST_RUNS`, a cursor no page gave). Never touches TTLs. Optional: a store without it
+   * declares so to the conformance suite (`lacks: ["listRuns"]`).
+   */
+  listRuns?(request: ListRunsRequest): Promise<RunsPage>;
 }
