@@ -577,6 +577,14 @@ export const LIST_RUNS: LuaScript = {
 -- ARGV[4]  the cursor's runId ARGV[5..] run IDs the caller found gone, to drop
 -- Reply: ["OK", runId, startedAt, ...]
 ${DROP_EXPIRED(5)}
+-- Byte order, as the sorted set orders equal scores (Lua's < on strings follows the locale).
+local function below(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
 local want = tonumber(ARGV[2])
 local out, got, offset = {'OK'}, 0, 0
 local top = ARGV[3] == '' and '+inf' or ARGV[3]
@@ -586,7 +594,7 @@ while got < want do
   if #chunk == 0 then break end
   for i = 1, #chunk, 2 do
     -- At the cursor's own start, only the IDs below the cursor's come after it.
-    if got < want and (not at or tonumber(chunk[i + 1]) < at or chunk[i] < ARGV[4]) then
+    if got < want and (not at or tonumber(chunk[i + 1]) < at or below(chunk[i], ARGV[4])) then
       out[#out + 1] = chunk[i]
       out[#out + 1] = chunk[i + 1]
       got = got + 1

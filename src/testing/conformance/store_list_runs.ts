@@ -22,8 +22,13 @@ export type StoreCapability = "listRuns";
 const MAX_PAGES = 10_000;
 
 /** Starts a run directly on the store, started at `now`, and returns its ID. */
-async function runAt(store: Store, now: number, ttlMs = 1_200_000): Promise<string> {
-  const runId = uniqueId("run");
+async function runAt(
+  store: Store,
+  now: number,
+  ttlMs = 1_200_000,
+  prefix = "run",
+): Promise<string> {
+  const runId = uniqueId(prefix);
   const started = await store.startRun({
     runId,
     deadline: now + 600_000,
@@ -132,10 +137,13 @@ export function storeListRunsCases(
       const base = clock() - 20_000;
       const ids: string[] = [];
       const starts: { runId: string; startedAt: number }[] = [];
+      // Prefixes whose byte order differs from a locale's collation (upper case before lower,
+      // punctuation before letters): ties are ordered by bytes, as a sorted set orders them.
+      const prefixes = ["b", "B", "_", "-", "9", "Z", "a"];
       for (let i = 0; i < 7; i++) {
         // Two share each start time but the last: the cursor must split ties too.
         const startedAt = base + Math.floor(i / 2) * 100;
-        const runId = await runAt(store, startedAt);
+        const runId = await runAt(store, startedAt, undefined, prefixes[i]);
         ids.push(runId);
         starts.push({ runId, startedAt });
       }
