@@ -93,6 +93,7 @@ export type {
   RunContext,
   RunEnd,
   ToolCallEnvelope,
+  ToolFailure,
 } from "./core/types.ts";
 export type { JsonObject, JsonValue } from "./core/json.ts";
 export { TOOL_CALL_ID_META } from "./core/ids.ts";
@@ -103,7 +104,14 @@ export {
   modelViewText,
   type ReadyView,
 } from "./core/model_view.ts";
-export { DEFAULT_LIMITS, type Limits, MAX_CITATIONS, MAX_TIMER_MS } from "./core/limits.ts";
+export {
+  DEFAULT_LIMITS,
+  type Limits,
+  MAX_CITATIONS,
+  MAX_FAILURE_BYTES,
+  MAX_LIST_RUNS,
+  MAX_TIMER_MS,
+} from "./core/limits.ts";
 export {
   BoundaryError,
   ERROR_CODES,
@@ -111,4 +119,11 @@ export {
   type ErrorCode,
   isErrorCode,
 } from "./core/errors.ts";
-export type { CallSummary, RunState, Store } from "./core/store.ts";
+export type {
+  CallSummary,
+  ListRunsRequest,
+  RunsPage,
+  RunState,
+  RunSummary,
+  Store,
+} from "./core/store.ts";

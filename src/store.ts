@@ -48,6 +48,8 @@ export type {
   StoreRefusal,
 } from "./core/store.ts";
 export { factRowOf, projectingRecord } from "./core/records.ts";
+export { checkFailure, readFailure } from "./core/failure.ts";
+export { runsCursor } from "./core/runs_page.ts";
 export {
   applyOutcome,
   completeTransition,
@@ -60,6 +62,7 @@ export {
   checkCompleteRequest,
   checkEndRunRequest,
   checkEpochMs,
+  checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
   MAX_BUDGET,

@@ -8,7 +8,7 @@
 import type { Limits } from "./limits.ts";
 import type { InvokeOptions, StartRunOptions, ToolBoundaryOptions } from "./options.ts";
 import { createSetup, type Setup } from "./setup.ts";
-import type { CallSummary, Store } from "./store.ts";
+import type { CallSummary, ListRunsRequest, RunsPage, Store } from "./store.ts";
 import { type AnyToolDefinition, describeTool, type ToolDescription } from "./tool.ts";
 import type {
   BoundaryResult,
@@ -26,6 +26,7 @@ import type { RunBundle } from "./ledger.ts";
 import { getRun } from "./run/get_run.ts";
 import { inspect } from "./run/inspect.ts";
 import { listCalls } from "./run/list_calls.ts";
+import { listRuns } from "./run/list_runs.ts";
 import { startRun } from "./run/start_run.ts";
 import { invoke } from "./steps/invoke.ts";
 import { recall } from "./steps/recall.ts";
@@ -288,6 +289,36 @@ export class ToolBoundary {
    */
   listCalls(runId: string): Promise<CallSummary[]> {
     return listCalls(this.#setup, runId);
+  }
+
+  /**
+   * The store's live runs, newest first, `limit` per page (harness-only; the run console's
+   * list): each with its status, times, calls begun and ERROR records. Pass a page's `next` as
+   * `cursor` for the page after it; `next` is `null` on the last page.
+   *
+   * @param request `limit` (1 to `MAX_LIST_RUNS`) and the `cursor`.
+   * @returns The page.
+   * @throws {RangeError} For a bad `limit` or `cursor`.
+   * @throws {BoundaryError} STORE_UNAVAILABLE.
+   * @throws {TypeError} When the store has no `listRuns`.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { ToolBoundary } from "@tool-boundary/core";
+   * const boundary = new ToolBoundary({ tools: [] });
+   * const older = await boundary.startRun();
+   * const newer = await boundary.startRun();
+   * const first = await boundary.listRuns({ limit: 1 });
+   * assert.equal(first.runs.length, 1);
+   * const second = await boundary.listRuns({ limit: 1, cursor: first.next });
+   * const listed = [...first.runs, ...second.runs].map((run) => run.runId);
+   * assert.deepEqual(listed.toSorted(), [older.runId, newer.runId].toSorted());
+   * assert.equal(second.next, null);
+   * ```
+   */
+  listRuns(request: ListRunsRequest): Promise<RunsPage> {
+    return listRuns(this.#setup, request);
   }
 
   /**

@@ -7,6 +7,7 @@
  * @module
  */
 import { isErrorCode } from "./errors.ts";
+import { checkFailure, sameFailure } from "./failure.ts";
 import { checkRecordProof } from "./ledger.ts";
 import type {
   CallSummary,
@@ -18,8 +19,9 @@ import type {
 
 /**
  * Tells whether a complete may write an outcome: READY with evidence EVIDENCE_FOUND or
- * NO_EVIDENCE, a raw response and an agent result (JSON text); or ERROR with a known error code
- * and a raw response that is JSON text or `null`. Anything else is ILLEGAL_TRANSITION.
+ * NO_EVIDENCE, a raw response and an agent result (JSON text), and no failure; or ERROR with a known error code
+ * and a raw response that is JSON text or `null`, and a `failure` that is absent or one
+ * `checkFailure` accepts. Anything else is ILLEGAL_TRANSITION.
  *
  * @param outcome Anything.
  * @returns `true` when the outcome may be written.
@@ -39,10 +41,21 @@ export function isValidOutcome(outcome: unknown): outcome is CompleteOutcome {
   const o = outcome as Partial<Record<string, unknown>> | null | undefined;
   if (o?.status === "READY") {
     return (o.evidence === "EVIDENCE_FOUND" || o.evidence === "NO_EVIDENCE") &&
-      typeof o.rawJson === "string" && typeof o.agentResultJson === "string";
+      typeof o.rawJson === "string" && typeof o.agentResultJson === "string" &&
+      o.failure === undefined;
   }
   return o?.status === "ERROR" && isErrorCode(o.errorCode) &&
-    (o.rawJson === null || typeof o.rawJson === "string");
+    (o.rawJson === null || typeof o.rawJson === "string") &&
+    (o.failure === undefined || isFailure(o.failure));
+}
+
+function isFailure(value: unknown): boolean {
+  try {
+    checkFailure(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -71,9 +84,11 @@ export function applyOutcome(
   outcome: CompleteOutcome,
   now: number,
 ): StoredRecord {
+  // A failure is the outcome's, never the record's before.
+  const { failure: _before, ...base } = record;
   return outcome.status === "READY"
     ? {
-      ...record,
+      ...base,
       status: "READY",
       evidence: outcome.evidence,
       rawJson: outcome.rawJson,
@@ -82,13 +97,14 @@ export function applyOutcome(
       updatedAt: now,
     }
     : {
-      ...record,
+      ...base,
       status: "ERROR",
       evidence: "ERROR",
       rawJson: outcome.rawJson,
       agentResultJson: null,
       errorCode: outcome.errorCode,
       updatedAt: now,
+      ...(outcome.failure === undefined ? {} : { failure: checkFailure(outcome.failure) }),
     };
 }
 
@@ -98,7 +114,8 @@ export function applyOutcome(
  *
  * @param record A READY or ERROR record.
  * @param outcome A valid outcome.
- * @returns `true` when status, evidence, error code and both payloads are the outcome's.
+ * @returns `true` when status, evidence, error code, both payloads and the failure are the
+ *   outcome's.
  *
  * @example
  * ```ts
@@ -118,7 +135,7 @@ export function isSameOutcome(record: StoredRecord, outcome: CompleteOutcome): b
   const next = applyOutcome(record, outcome, record.updatedAt);
   return record.status === next.status && record.evidence === next.evidence &&
     record.errorCode === next.errorCode && record.rawJson === next.rawJson &&
-    record.agentResultJson === next.agentResultJson;
+    record.agentResultJson === next.agentResultJson && sameFailure(record.failure, next.failure);
 }
 
 /**

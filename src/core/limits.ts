@@ -21,10 +21,12 @@
  */
 import { isSafeRunId, isSafeToolCallId, isWellFormedName } from "./ids.ts";
 import { checkRecordProof } from "./ledger.ts";
+import { readRunsCursor, type RunsCursor } from "./runs_page.ts";
 import type {
   BeginRequest,
   CompleteRequest,
   EndRunRequest,
+  ListRunsRequest,
   ReadFactsRequest,
   StartRunRequest,
 } from "./store.ts";
@@ -113,6 +115,22 @@ export const CONTENT_DEPTH = 256;
 
 /** Allowance for a record's metadata (IDs, status, timestamps) in the record byte limit. */
 export const RECORD_OVERHEAD_BYTES = 512;
+
+/**
+ * The most UTF-8 bytes of a record's `failure` as JSON (`{"name":…,"message":…}`): past it the
+ * message is dropped whole (`message: null`), never cut, and the name kept.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MAX_FAILURE_BYTES } from "@tool-boundary/core";
+ * assert.equal(MAX_FAILURE_BYTES, 2_048);
+ * ```
+ */
+export const MAX_FAILURE_BYTES = 2_048;
+
+/** The most runs one page of `listRuns` holds (`GET /v1/runs?limit=`). */
+export const MAX_LIST_RUNS = 100;
 
 /** The latest deadline: 8,640,000,000,000,000 ms after the epoch, the latest time a `Date` holds. */
 export const MAX_EPOCH_MS = 8_640_000_000_000_000;
@@ -370,4 +388,32 @@ export function checkReadFactsRequest(request: ReadFactsRequest): void {
       integerIn(name, value, 0, Number.MAX_SAFE_INTEGER, "an integer or Infinity");
     }
   }
+}
+
+/**
+ * Checks the arguments of `listRuns` before a store reads anything.
+ *
+ * @param request The request.
+ * @returns The limit, and the position the cursor names (`null` for the first page).
+ * @throws {RangeError} When `limit` is not an integer from 1 to `MAX_LIST_RUNS`, or `cursor` is
+ *   neither absent, `null`, nor a cursor a page gave.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkListRunsRequest } from "@tool-boundary/core/store";
+ * assert.deepEqual(checkListRunsRequest({ limit: 10 }), { limit: 10, after: null });
+ * assert.throws(() => checkListRunsRequest({ limit: 0 }), RangeError);
+ * assert.throws(() => checkListRunsRequest({ limit: 1, cursor: "nope" }), RangeError);
+ * ```
+ */
+export function checkListRunsRequest(
+  request: ListRunsRequest,
+): { limit: number; after: RunsCursor | null } {
+  const limit = integerIn("limit", request?.limit, 1, MAX_LIST_RUNS, "an integer");
+  const cursor = request.cursor;
+  if (cursor === undefined || cursor === null) return { limit, after: null };
+  const after = typeof cursor === "string" ? readRunsCursor(cursor) : null;
+  if (after === null) throw new RangeError("Invalid cursor: expected the next of a page");
+  return { limit, after };
 }

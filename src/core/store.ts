@@ -37,7 +37,7 @@
  */
 import type { ErrorCode } from "./errors.ts";
 import type { RecordProof } from "./ledger.ts";
-import type { EvidenceStatus, ProjectedEvidence, RecordStatus } from "./types.ts";
+import type { EvidenceStatus, ProjectedEvidence, RecordStatus, ToolFailure } from "./types.ts";
 
 /** The state of a run as the store keeps it. */
 export interface RunState {
@@ -89,6 +89,8 @@ export interface StoredRecord {
   updatedAt: number;
   /** Epoch ms of expiry, fixed at creation. */
   expiresAt: number;
+  /** What the executor threw, on an ERROR record (harness-only; see `CanonicalRecord`). */
+  failure?: ToolFailure;
   /**
    * The proof the complete that ended the record carried, kept exactly; absent when it carried
    * none (and always while PROJECTING).
@@ -160,6 +162,8 @@ export type CompleteOutcome =
     errorCode: ErrorCode;
     /** The raw response JSON text when it was valid and within limits, else `null`. */
     rawJson: string | null;
+    /** What the executor threw, as `readFailure` read it; stores refuse one `checkFailure` does. */
+    failure?: ToolFailure;
   };
 
 /** Arguments of {@linkcode Store.complete}. */
@@ -222,6 +226,38 @@ export interface RunExport {
   calls: { toolCallId: string; record: StoredRecord | null }[];
   /** The stored seal, or `null`. */
   sealJson: string | null;
+}
+
+/** Arguments of {@linkcode Store.listRuns}. */
+export interface ListRunsRequest {
+  /** Runs per page: an integer from 1 to `MAX_LIST_RUNS`. */
+  limit: number;
+  /** The `next` of the page before, or `null` (or absent) for the first page. */
+  cursor?: string | null;
+}
+
+/** One run as {@linkcode Store.listRuns} lists it: its state and counts, no calls. */
+export interface RunSummary {
+  /** The run ID. */
+  runId: string;
+  /** ACTIVE until `endRun`. */
+  status: "ACTIVE" | "ENDED";
+  /** Epoch ms when the run was started (the `now` of its `startRun`). */
+  startedAt: number;
+  /** Epoch ms when it was ended, else `null`. */
+  endedAt: number | null;
+  /** Calls begun (`used.calls`). */
+  calls: number;
+  /** Begun calls whose record ended ERROR. */
+  errors: number;
+}
+
+/** A page of {@linkcode Store.listRuns}. */
+export interface RunsPage {
+  /** Live runs, newest first (by `startedAt`, then run ID, both descending). */
+  runs: RunSummary[];
+  /** An opaque cursor for the next page, or `null` on the last. */
+  next: string | null;
 }
 
 /** A canonical identity: the key of one record. */
@@ -415,4 +451,13 @@ export interface Store {
    * its seal; `null` when the run is absent. Never touches TTLs.
    */
   exportRun?(runId: string): Promise<RunExport | null>;
+  /**
+   * For the run console: the live runs, newest first (by `startedAt`, then run ID, both
+   * descending), `limit` per page, from the `cursor` a page before gave as `next`. An expired
+   * run is never listed. A page may be cut short only at the last page. Rejects with a
+   * `RangeError` a request that `checkListRunsRequest` refuses (a limit outside 1 to
+   * `MAX_LIST_RUNS`, a cursor no page gave). Never touches TTLs. Optional: a store without it
+   * declares so to the conformance suite (`lacks: ["listRuns"]`).
+   */
+  listRuns?(request: ListRunsRequest): Promise<RunsPage>;
 }

@@ -130,10 +130,27 @@ export interface CanonicalRecord {
   /** Epoch ms when the record expires; set once at creation. */
   expiresAt: number;
   /**
+   * Harness-only: on an ERROR record of a tool whose executor threw (EXECUTION_FAILED), what it
+   * threw. Never shown to the agent, a model view, an MCP answer or a span.
+   */
+  failure?: ToolFailure;
+  /**
    * Present once the record completed on a boundary with a `ledgerKey`: the hash of every other
    * field (their canonical JSON) and its Ed25519 signature (see docs/proof.md).
    */
   proof?: RecordProof;
+}
+
+/**
+ * What a tool's executor threw, as its record keeps it (harness-only), read once by
+ * `readFailure`: a short `name` (the error's, or the `typeof` of a thrown non-object) and its
+ * `message`, `null` when there was none or its JSON would pass `MAX_FAILURE_BYTES`.
+ */
+export interface ToolFailure {
+  /** 1 to 64 of `A-Z a-z 0-9 _ $ . : -`, starting with a letter, `_` or `$`; else "Error". */
+  name: string;
+  /** The message as thrown, whole, or `null` (none, not a string, or past the bound). */
+  message: string | null;
 }
 
 /** A bounded observed fact produced at the end of a run from one READY record. */

@@ -22,6 +22,8 @@ export interface RouteDoc {
   access: Access;
   /** The JSON body, when the route takes one; its schema must be one of the components. */
   body?: { schema: v.GenericSchema };
+  /** Query parameters, each optional: its name, what it means and its JSON Schema. */
+  query?: readonly { name: string; description: string; schema: Record<string, unknown> }[];
   /** Status -> component name of the response body. */
   responses: Readonly<Record<number, ComponentName>>;
 }
@@ -42,12 +44,15 @@ export function buildOpenApi(
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const path = route.path.replace(/:(\w+)/g, "{$1}");
-    const params = [...path.matchAll(/\{(\w+)\}/g)].map((match) => ({
+    const params: Record<string, unknown>[] = [...path.matchAll(/\{(\w+)\}/g)].map((match) => ({
       name: match[1],
       in: "path",
       required: true,
       schema: { type: "string" },
     }));
+    for (const { name, description, schema } of route.query ?? []) {
+      params.push({ name, in: "query", required: false, description, schema });
+    }
     const responses: Record<string, unknown> = {};
     for (const [status, name] of Object.entries(route.responses)) {
       responses[status] = {

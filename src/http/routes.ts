@@ -14,6 +14,8 @@ import type { ToolBoundary } from "../core/boundary.ts";
 import { BoundaryError } from "../core/errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { toInputIssues } from "../core/issues.ts";
+import { MAX_LIST_RUNS } from "../core/limits.ts";
+import type { RunsPage } from "../core/store.ts";
 import type { BoundaryResult, RunContext, ToolCallEnvelope } from "../core/types.ts";
 import type { AppEnv } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
@@ -147,6 +149,9 @@ const statusesOf = (codes: readonly (keyof typeof HTTP_STATUS_BY_CODE)[]): numbe
   ...new Set(codes.map((code) => HTTP_STATUS_BY_CODE[code])),
 ];
 
+/** Runs per page of `GET /v1/runs` when the query names no `limit`. */
+const RUNS_PAGE = 20;
+
 /** The OpenAPI responses of a route that answers a `BoundaryResult` with these codes' statuses. */
 const resultResponses = (codes: readonly (keyof typeof HTTP_STATUS_BY_CODE)[]) =>
   Object.fromEntries(statusesOf(codes).map((status) => [status, "BoundaryResult" as const]));
@@ -243,6 +248,45 @@ export const ROUTES: readonly Route[] = [
         exp: run.deadline,
       });
       return c.json({ ...run, agentToken } satisfies StartedRun, 201);
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/runs",
+    operationId: "listRuns",
+    summary: "List the recent runs, newest first, a page at a time (harness only).",
+    access: "harness",
+    query: [
+      {
+        name: "limit",
+        description: `Runs per page, 1 to ${MAX_LIST_RUNS}.`,
+        schema: { type: "integer", minimum: 1, maximum: MAX_LIST_RUNS, default: RUNS_PAGE },
+      },
+      {
+        name: "cursor",
+        description: "The `next` of the page before; absent for the first page.",
+        schema: { type: "string" },
+      },
+    ],
+    responses: { 200: "RunsPage", 400: "Error", 404: "Error", 503: "Error" },
+    handle: async (c, { boundary }) => {
+      const limits = c.req.queries("limit") ?? [];
+      const cursors = c.req.queries("cursor") ?? [];
+      // Each at most once; a limit in plain decimal digits (no sign, exponent or padding).
+      if (limits.length > 1 || cursors.length > 1) return errorResponse(c, "INVALID_REQUEST");
+      const limit = limits.length === 0
+        ? RUNS_PAGE
+        : /^[1-9][0-9]{0,2}$/.test(limits[0]!)
+        ? Number(limits[0])
+        : 0;
+      if (typeof boundary.store.listRuns !== "function") return errorResponse(c, "NOT_FOUND");
+      try {
+        const page = await boundary.listRuns({ limit, cursor: cursors[0] ?? null });
+        return c.json(page satisfies RunsPage, 200);
+      } catch (error) {
+        if (error instanceof RangeError) return errorResponse(c, "INVALID_REQUEST");
+        throw error;
+      }
     },
   }),
   route({

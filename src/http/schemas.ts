@@ -18,7 +18,7 @@ import {
   setOwnBudget,
 } from "../core/limits.ts";
 import type { JsonObject, JsonValue } from "../core/json.ts";
-import type { CallSummary, RunState } from "../core/store.ts";
+import type { CallSummary, RunsPage, RunState } from "../core/store.ts";
 import type { RunBundle } from "../core/ledger.ts";
 import type {
   BoundaryResult,
@@ -250,6 +250,12 @@ export const CanonicalRecordSchema: v.GenericSchema<CanonicalRecord> = schemaOf<
   createdAt: epochMs,
   updatedAt: epochMs,
   expiresAt: epochMs,
+  failure: v.exactOptional(v.pipe(
+    v.object({ name: v.string(), message: v.nullable(v.string()) }),
+    v.description(
+      "What the executor threw (EXECUTION_FAILED): its name, and its message unless past 2 KiB.",
+    ),
+  )),
   proof: v.exactOptional(proof),
 }));
 
@@ -302,6 +308,22 @@ export const RunCallsSchema: v.GenericSchema<RunCalls> = schemaOf<RunCalls>()(v.
     createdAt: v.nullable(epochMs),
     updatedAt: v.nullable(epochMs),
   })),
+}));
+
+/** A page of the recent runs (`GET /v1/runs`), newest first (harness only). */
+export const RunsPageSchema: v.GenericSchema<RunsPage> = schemaOf<RunsPage>()(v.object({
+  runs: v.array(v.object({
+    runId: v.string(),
+    status: v.picklist(["ACTIVE", "ENDED"]),
+    startedAt: epochMs,
+    endedAt: v.nullable(epochMs),
+    calls: v.pipe(count(0), v.description("Calls begun.")),
+    errors: v.pipe(count(0), v.description("Begun calls whose record ended ERROR.")),
+  })),
+  next: v.pipe(
+    v.nullable(v.string()),
+    v.description("An opaque cursor for the next page (`?cursor=`), null on the last page."),
+  ),
 }));
 
 /** An exported run (`GET /v1/runs/{runId}/export`), for `verifyRun`. */
@@ -419,6 +441,7 @@ export const COMPONENTS = {
   RunContext: RunContextSchema,
   StartedRun: StartedRunSchema,
   RunCalls: RunCallsSchema,
+  RunsPage: RunsPageSchema,
   Citations: CitationsSchema,
   BoundaryResult: BoundaryResultSchema,
   CanonicalRecord: CanonicalRecordSchema,

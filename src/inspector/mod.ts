@@ -6,7 +6,8 @@
  *
  * The page holds no data: it asks for the harness token in a form, keeps it in a script variable
  * only (never in the URL, a cookie or storage) and sends it as a bearer header to the JSON API
- * (`GET /v1/runs/{runId}`, the records, and the facts of an ENDED run). Every payload is rendered
+ * (`GET /v1/runs` for the run list, `GET /v1/runs/{runId}`, the records, the facts of an ENDED
+ * run, and on request the run's export and the ledger key, for its proof state and download). Every payload is rendered
  * with `textContent`, never as HTML, under a Content-Security-Policy that allows only the page's
  * own script, styles and icon. The page, styles and icon are string constants and the script is
  * one function sent as its own source (edge runtimes cannot read files, and there is no build

@@ -38,15 +38,47 @@ export const PAGE_HTML: string = `<!doctype html>
     </div>
     <div class="actions">
       <button type="submit" id="load">Load run</button>
+      <button type="button" id="list-runs">List runs</button>
       <button type="button" id="forget">Forget token</button>
     </div>
   </form>
   <p id="message" class="message" role="status" aria-live="polite"></p>
+  <section id="runs" class="panel" aria-labelledby="runs-title" hidden>
+    <div class="run-head">
+      <h2 id="runs-title">Recent runs</h2>
+      <label class="inline" for="runs-status">Status
+        <select id="runs-status">
+          <option value="">any</option>
+          <option value="ACTIVE">ACTIVE</option>
+          <option value="ENDED">ENDED</option>
+          <option value="errors">with errors</option>
+        </select>
+      </label>
+    </div>
+    <p class="help">Newest first; expired runs are gone. Filters apply to the pages loaded.</p>
+    <div class="scroll">
+      <table id="runs-table">
+        <thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Started</th>
+          <th scope="col">Ended</th><th scope="col" class="num">Calls</th>
+          <th scope="col" class="num">Errors</th></tr></thead>
+        <tbody></tbody>
+      </table>
+    </div>
+    <button type="button" id="runs-more" hidden>More runs</button>
+  </section>
   <section id="run" class="panel" aria-labelledby="run-title" hidden>
     <div class="run-head">
       <h2 id="run-title">Run <code id="run-name"></code></h2>
       <span id="run-status" class="badge"></span>
+      <button type="button" id="proof">Proof and export</button>
       <button type="button" id="refresh">Refresh</button>
+    </div>
+    <div id="proof-body" class="proof" hidden>
+      <p id="proof-state" class="notice plain"></p>
+      <p class="help">Not verified in this page: the state above is read from the export. To
+        verify, run <code>verifyRun</code> (<code>@tool-boundary/core/verify</code>) on the
+        downloaded bundle with the ledger key.</p>
+      <p id="proof-export"></p>
     </div>
     <div class="run-body">
       <dl id="run-facts" class="grid"></dl>
@@ -60,6 +92,20 @@ export const PAGE_HTML: string = `<!doctype html>
         <p class="help">— : no budget of its own, only the run's.</p>
       </div>
     </div>
+  </section>
+  <section id="waterfall-panel" class="panel" aria-labelledby="waterfall-title" hidden>
+    <h2 id="waterfall-title">Calls by time</h2>
+    <p class="help">Each bar runs from the record's creation to its last transition; calls that
+      overlap in time are marked. Replays are not marked: a replayed call runs nothing and writes
+      no record, so neither the records nor the call list tell one apart (none shown).</p>
+    <div class="filters">
+      <label class="inline" for="filter-status">Status <select id="filter-status"></select></label>
+      <label class="inline" for="filter-tool">Tool <select id="filter-tool"></select></label>
+      <label class="inline" for="filter-code">Error code <select id="filter-code"></select></label>
+      <span id="filter-count" class="help"></span>
+    </div>
+    <p id="waterfall-scale" class="help"></p>
+    <ol id="waterfall" class="waterfall"></ol>
   </section>
   <div id="workspace" class="workspace" hidden>
     <section class="panel timeline-panel" aria-labelledby="timeline-title">

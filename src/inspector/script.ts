@@ -10,7 +10,8 @@
  *
  * @module
  */
-import type { CallSummary, RunState } from "../core/store.ts";
+import type { RunBundle } from "../core/ledger.ts";
+import type { CallSummary, RunsPage, RunState, RunSummary } from "../core/store.ts";
 import type { CanonicalRecord, ObservedFact, RunEnd } from "../core/types.ts";
 
 /**
@@ -88,6 +89,12 @@ export function inspectorMain(config: InspectorConfig): void {
   let token = "";
   let generation = 0;
   let view: View | null = null;
+  /** The run list: every page loaded so far, and the cursor of the next. */
+  let runs: RunSummary[] = [];
+  let runsNext: string | null = null;
+  let runsGeneration = 0;
+  /** The export's download link, revoked when the page shows something else. */
+  let exportUrl: string | null = null;
 
   /** The page's element of this ID and type; the page is fixed, so a miss is a bug. */
   function byId<T extends HTMLElement>(id: string, type: { new (): T; prototype: T }): T {
@@ -144,8 +151,31 @@ export function inspectorMain(config: InspectorConfig): void {
     if (body === undefined) throw new Error("inspector: no #per-tool body");
     return body;
   }
+  function clearProof(): void {
+    if (exportUrl !== null) URL.revokeObjectURL(exportUrl);
+    exportUrl = null;
+    $("proof-body").hidden = true;
+    $("proof-state").textContent = "";
+    $("proof-export").replaceChildren();
+  }
+  function clearRuns(): void {
+    runsGeneration++;
+    runs = [];
+    runsNext = null;
+    $("runs").hidden = true;
+    $("runs-more").hidden = true;
+    runRows().replaceChildren();
+  }
+  function runRows(): HTMLTableSectionElement {
+    const body = byId("runs-table", HTMLTableElement).tBodies[0];
+    if (body === undefined) throw new Error("inspector: no #runs-table body");
+    return body;
+  }
   function clearView(): void {
     view = null;
+    clearProof();
+    $("waterfall-panel").hidden = true;
+    $("waterfall").replaceChildren();
     $("run").hidden = true;
     $("workspace").hidden = true;
     $("facts").hidden = true;
@@ -188,6 +218,7 @@ export function inspectorMain(config: InspectorConfig): void {
   function refuse(response: Answer, runId: string): void {
     const code = codeOf(response.body);
     clearView();
+    clearRuns();
     if (response.status === 401) {
       token = "";
       say(
@@ -215,6 +246,7 @@ export function inspectorMain(config: InspectorConfig): void {
   }
   function unreachable(): void {
     clearView();
+    clearRuns();
     say("The server could not be reached: nothing to show.", true);
   }
 
@@ -260,6 +292,7 @@ export function inspectorMain(config: InspectorConfig): void {
     view = current;
     renderRun(current);
     renderTimeline(current);
+    renderWaterfall(current);
     say(
       "Run " + runId + ": " + calls.length + " call" + (calls.length === 1 ? "" : "s") +
         " begun, status " + run.status + ".",
@@ -550,6 +583,18 @@ export function inspectorMain(config: InspectorConfig): void {
       );
       agent = { status: "ERROR", toolCallId: record.toolCallId, code: record.errorCode };
       if (message) agent.message = message;
+      const failure = record.failure;
+      if (failure) {
+        // What the tool threw: harness-only, shown as text like every payload.
+        const box = node("div", "notice error failure");
+        box.append(node("strong", "", "The tool threw " + failure.name));
+        box.append(
+          failure.message === null
+            ? node("p", "absent", "Its message was dropped: it was over the 2 KiB bound.")
+            : node("pre", "failure-message", failure.message),
+        );
+        parts.push(box);
+      }
     } else if (record.agentResult) {
       const result = record.agentResult;
       parts.push(
@@ -603,9 +648,252 @@ export function inspectorMain(config: InspectorConfig): void {
     body.replaceChildren(...parts);
   }
 
+  // The waterfall: one bar per call from createdAt to updatedAt (a call still running, to now).
+  function renderWaterfall(current: View): void {
+    const list = $("waterfall");
+    const loadedAt = Date.now();
+    const spans = current.calls.map((call) => {
+      if (call.createdAt === null || call.updatedAt === null) return null;
+      const end = call.status === "PROJECTING"
+        ? Math.max(loadedAt, call.createdAt)
+        : call.updatedAt;
+      return { start: call.createdAt, end };
+    });
+    const timed = spans.filter((span): span is { start: number; end: number } => span !== null);
+    const first = Math.min(...timed.map((span) => span.start));
+    const last = Math.max(...timed.map((span) => span.end));
+    const total = Math.max(1, last - first);
+    $("waterfall-scale").textContent = timed.length === 0
+      ? "No call has a record to place in time."
+      : "From " + when(first) + " to " + when(last) + " · " + grouped(last - first) + " ms";
+    current.calls.forEach((call, index) => {
+      const item = node("li");
+      item.dataset.toolCallId = call.toolCallId;
+      const label = node("span", "wf-label");
+      label.append(
+        node("span", "seq", "#" + (index + 1) + " "),
+        node("span", "mono", call.toolCallId),
+        node("span", "tool", " " + (call.toolName ?? "tool unknown")),
+      );
+      const track = node("span", "wf-track");
+      const span = spans[index];
+      const note = node("span", "wf-note");
+      if (span === null || span === undefined) {
+        note.textContent = "record expired: no times";
+      } else {
+        const bar = node("span", "wf-bar st-" + call.status);
+        // CSSOM, not a style attribute: the policy allows it.
+        bar.style.left = ((span.start - first) / total * 100).toFixed(3) + "%";
+        bar.style.width = ((span.end - span.start) / total * 100).toFixed(3) + "%";
+        const overlaps = spans.filter((other, at) =>
+          at !== index && other !== null && other !== undefined &&
+          other.start < span.end && span.start < other.end
+        ).length;
+        item.dataset.overlaps = String(overlaps);
+        if (overlaps > 0) {
+          bar.classList.add("overlap");
+        }
+        bar.title = call.toolCallId;
+        track.append(bar);
+        note.textContent = (call.status === "PROJECTING" ? "running, " : "") +
+          grouped(span.end - span.start) + " ms from +" + grouped(span.start - first) + " ms" +
+          (overlaps > 0
+            ? " · overlaps " + overlaps + " other call" + (overlaps === 1 ? "" : "s")
+            : "");
+      }
+      label.append(node("br"), note);
+      item.append(label, track);
+      list.append(item);
+    });
+    fillFilter("filter-status", "any status", current.calls.map((call) => call.status));
+    fillFilter("filter-tool", "any tool", current.calls.map((call) => call.toolName));
+    fillFilter("filter-code", "any error code", current.calls.map((call) => call.errorCode));
+    applyFilters();
+    $("waterfall-panel").hidden = false;
+  }
+
+  function fillFilter(id: string, any: string, values: (string | null)[]): void {
+    const select = byId(id, HTMLSelectElement);
+    const options = [node("option", "", any)];
+    options[0]!.value = "";
+    for (const value of [...new Set(values)].sort()) {
+      if (value === null) continue;
+      const option = node("option", "", value);
+      option.value = value;
+      options.push(option);
+    }
+    select.replaceChildren(...options);
+  }
+
+  // Status, tool and error code narrow both the timeline and the waterfall.
+  function applyFilters(): void {
+    const current = view;
+    if (!current) return;
+    const status = byId("filter-status", HTMLSelectElement).value;
+    const tool = byId("filter-tool", HTMLSelectElement).value;
+    const code = byId("filter-code", HTMLSelectElement).value;
+    const shown = new Set(
+      current.calls.filter((call) =>
+        (status === "" || call.status === status) && (tool === "" || call.toolName === tool) &&
+        (code === "" || call.errorCode === code)
+      ).map((call) => call.toolCallId),
+    );
+    for (const [id, row] of current.rows) {
+      const item = row.button.parentElement;
+      if (item) item.hidden = !shown.has(id);
+    }
+    for (const item of $("waterfall").querySelectorAll<HTMLElement>("li")) {
+      item.hidden = !shown.has(item.dataset.toolCallId ?? "");
+    }
+    $("filter-count").textContent = "Showing " + shown.size + " of " + current.calls.length +
+      " call" + (current.calls.length === 1 ? "" : "s") + ".";
+  }
+
+  async function listRuns(more: boolean): Promise<void> {
+    if (!token) {
+      say("Enter the harness token first: the inspector reads runs with it.", true);
+      field("token").focus();
+      return;
+    }
+    const gen = more ? runsGeneration : ++runsGeneration;
+    const cursor = more ? runsNext : null;
+    if (!more) {
+      runs = [];
+      runsNext = null;
+    }
+    let response: Answer;
+    try {
+      response = await api(
+        "GET",
+        "v1/runs?limit=20" + (cursor === null ? "" : "&cursor=" + encodeURIComponent(cursor)),
+      );
+    } catch {
+      if (gen === runsGeneration) unreachable();
+      return;
+    }
+    if (gen !== runsGeneration) return;
+    const listed = fieldOf(response.body, "runs");
+    const next = fieldOf(response.body, "next");
+    if (response.status !== 200 || !Array.isArray(listed)) {
+      refuse(response, "");
+      return;
+    }
+    runs = runs.concat(listed as RunSummary[]);
+    runsNext = typeof next === "string" ? next : null;
+    renderRuns();
+    say(
+      runs.length + " run" + (runs.length === 1 ? "" : "s") + " listed" +
+        (runsNext === null ? "." : "; more with More runs."),
+    );
+  }
+
+  function renderRuns(): void {
+    const body = runRows();
+    const filter = byId("runs-status", HTMLSelectElement).value;
+    const rows: HTMLTableRowElement[] = [];
+    for (const run of runs as RunsPage["runs"]) {
+      if (filter === "errors" ? run.errors === 0 : filter !== "" && run.status !== filter) continue;
+      const row = node("tr");
+      row.dataset.runId = run.runId;
+      const open = node("button", "", run.runId);
+      open.type = "button";
+      open.addEventListener("click", () => {
+        field("run-id").value = run.runId;
+        load(run.runId, false);
+      });
+      const cell = node("td");
+      cell.append(open);
+      const status = node("td");
+      status.append(badge(run.status, run.status));
+      row.append(
+        cell,
+        status,
+        node("td", "", when(run.startedAt)),
+        node("td", "", run.endedAt === null ? "—" : when(run.endedAt)),
+        node("td", "num", grouped(run.calls)),
+        node("td", "num" + (run.errors > 0 ? " bad" : ""), grouped(run.errors)),
+      );
+      rows.push(row);
+    }
+    if (rows.length === 0) {
+      const row = node("tr");
+      const cell = node("td", "help", runs.length === 0 ? "No live run." : "No run matches.");
+      cell.colSpan = 6;
+      row.append(cell);
+      rows.push(row);
+    }
+    body.replaceChildren(...rows);
+    $("runs-more").hidden = runsNext === null;
+    $("runs").hidden = false;
+  }
+
+  // The proof state, read from the export and the ledger key; the export as a download.
+  async function proof(current: View): Promise<void> {
+    clearProof();
+    $("proof-body").hidden = false;
+    $("proof-state").textContent = "Reading the export…";
+    let exported: Answer;
+    let key: Answer;
+    try {
+      [exported, key] = await Promise.all([
+        api("GET", runPath(current.runId) + "/export"),
+        api("GET", "v1/ledger-key"),
+      ]);
+    } catch {
+      if (view === current) $("proof-state").textContent = "The export could not be read.";
+      return;
+    }
+    if (view !== current) return;
+    const bundle = exported.body as RunBundle | null;
+    if (exported.status !== 200 || !bundle || !Array.isArray(bundle.records)) {
+      if (exported.status === 401 || exported.status === 403) refuse(exported, current.runId);
+      else $("proof-state").textContent = "No export (" + exported.status + ").";
+      return;
+    }
+    const keyId = key.status === 200 ? fieldOf(key.body, "keyId") : null;
+    const signed = bundle.records.filter((record) => record.proof !== undefined).length;
+    const total = bundle.records.length;
+    const receipt = bundle.receipt;
+    const state = $("proof-state");
+    let text: string;
+    if (receipt) {
+      const hashed = receipt.calls.filter((call) => call.hash !== null).length;
+      text = "Sealed: a receipt by key " + receipt.keyId + " over " + receipt.calls.length +
+        " call" + (receipt.calls.length === 1 ? "" : "s") + " (" + hashed +
+        " with a signed record); " +
+        (typeof keyId === "string"
+          ? (keyId === receipt.keyId
+            ? "the server's ledger key."
+            : "not the server's key " + keyId + ".")
+          : "the server serves no ledger key.");
+    } else if (typeof keyId !== "string" && signed === 0) {
+      text = "Unsigned: the server has no ledger key and no record carries a proof.";
+    } else {
+      text = "Not sealed yet: " + signed + " of " + total + " record" + (total === 1 ? "" : "s") +
+        " carry a proof" + (typeof keyId === "string" ? " (ledger key " + keyId + ")" : "") +
+        "; the receipt comes when the run ends.";
+    }
+    state.textContent = text;
+    state.dataset.state = receipt
+      ? "sealed"
+      : typeof keyId !== "string" && signed === 0
+      ? "unsigned"
+      : "unsealed";
+    const json = JSON.stringify(bundle, null, 2);
+    exportUrl = URL.createObjectURL(new Blob([json], { type: "application/json" }));
+    const link = node("a", "download", "Download the export (" + sizeText(bytes(bundle)) + ")");
+    link.href = exportUrl;
+    link.download = current.runId + ".json";
+    link.id = "export-link";
+    $("proof-export").replaceChildren(link);
+  }
+
   function moveFocus(event: KeyboardEvent): void {
     if (!view || !(event.target instanceof HTMLButtonElement)) return;
-    const buttons = [...$("timeline").querySelectorAll<HTMLButtonElement>("button.call")];
+    // Only the calls the filters show.
+    const buttons = [...$("timeline").querySelectorAll<HTMLButtonElement>("button.call")].filter(
+      (button) => !(button.parentElement?.hidden ?? false),
+    );
     const at = buttons.indexOf(event.target);
     if (at < 0) return;
     const moves: Record<string, number> = {
@@ -637,12 +925,30 @@ export function inspectorMain(config: InspectorConfig): void {
     token = "";
     generation++;
     clearView();
+    clearRuns();
     field("token").placeholder = "";
     say("Token forgotten.");
   });
   $("refresh").addEventListener("click", () => {
     if (view) load(view.runId, true);
   });
+  $("proof").addEventListener("click", () => {
+    if (view) proof(view);
+  });
+  $("list-runs").addEventListener("click", () => {
+    const input = field("token");
+    if (input.value !== "") {
+      token = input.value;
+      input.value = "";
+      input.placeholder = "held in memory; type a new one to replace it";
+    }
+    listRuns(false);
+  });
+  $("runs-more").addEventListener("click", () => listRuns(true));
+  byId("runs-status", HTMLSelectElement).addEventListener("change", renderRuns);
+  for (const id of ["filter-status", "filter-tool", "filter-code"]) {
+    byId(id, HTMLSelectElement).addEventListener("change", applyFilters);
+  }
   $("timeline").addEventListener("keydown", moveFocus);
 }
 

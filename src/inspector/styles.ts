@@ -40,6 +40,7 @@ button[type="submit"] { background: #1f883d; border-color: #1a7f37; color: #fff;
 .run-head { display: flex; gap: 12px; align-items: center; flex-wrap: wrap; }
 .run-head h2 { margin: 0; }
 .run-head button { margin-left: auto; }
+.run-head button + button { margin-left: 0; }
 .run-body { display: grid; grid-template-columns: minmax(0, 1fr) auto; gap: 12px 32px; align-items: start; margin-top: 10px; }
 @media (max-width: 900px) { .run-body { grid-template-columns: 1fr; } }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(170px, 1fr)); gap: 10px 16px; margin: 0; }
@@ -92,4 +93,25 @@ th:last-child, td:last-child { padding-right: 0; }
 .facts-list { list-style: none; margin: 0; padding: 0; display: grid; gap: 8px; }
 .facts-list li { border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; display: grid; gap: 4px; }
 .facts-list pre { margin: 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+.inline { display: inline-flex; gap: 6px; align-items: center; font-weight: 600; font-size: 14px; }
+select { font: inherit; padding: 4px 6px; border: 1px solid #8c959f; border-radius: 6px; background: #fff; max-width: 100%; }
+.scroll { overflow-x: auto; }
+#runs-table { width: 100%; margin: 8px 0; }
+#runs-table button { padding: 2px 8px; font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; overflow-wrap: anywhere; text-align: left; }
+.filters { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; margin: 8px 0; }
+.waterfall { list-style: none; margin: 6px 0 0; padding: 0; display: grid; gap: 4px; }
+.waterfall li { display: grid; grid-template-columns: minmax(120px, 260px) minmax(0, 1fr); gap: 10px; align-items: center; }
+@media (max-width: 900px) { .waterfall li { grid-template-columns: 1fr; gap: 2px; } }
+.wf-label { font-size: 13px; overflow-wrap: anywhere; }
+.wf-track { position: relative; height: 18px; background: var(--page); border: 1px solid var(--line); border-radius: 4px; }
+.wf-bar { position: absolute; top: 2px; bottom: 2px; min-width: 3px; border-radius: 3px; background: var(--expired); }
+.wf-bar.st-READY { background: var(--ready); }
+.wf-bar.st-ERROR { background: var(--error); }
+.wf-bar.st-PROJECTING { background: var(--pending); }
+.wf-bar.overlap { box-shadow: 0 0 0 2px var(--focus); }
+.wf-note { font-size: 12px; color: var(--muted); }
+.proof { margin-top: 10px; display: grid; gap: 6px; }
+.proof p { margin: 0; }
+.notice.failure { font-weight: 400; }
+.notice.failure pre { margin: 4px 0 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 `;

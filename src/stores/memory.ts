@@ -19,12 +19,14 @@ import {
   checkBeginRequest,
   checkCompleteRequest,
   checkEndRunRequest,
+  checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
   ownBudget,
   setOwnBudget,
 } from "../core/limits.ts";
 import { factRowOf, projectingRecord } from "../core/records.ts";
+import { listedBefore, pageOf, type RunsCursor } from "../core/runs_page.ts";
 import type {
   BeginRefusal,
   BeginRequest,
@@ -35,9 +37,12 @@ import type {
   EndRunRefusal,
   EndRunRequest,
   FactRow,
+  ListRunsRequest,
   ReadFactsRequest,
   RunExport,
+  RunsPage,
   RunState,
+  RunSummary,
   SealRunRequest,
   SealState,
   StartRunRefusal,
@@ -158,6 +163,11 @@ export class MemoryStore implements Store {
   readonly #records = new Map<string, Map<string, StoredRecord>>();
   #recordCount = 0;
   /**
+   * Every live run by start, oldest first (each newer by `listedBefore`), for `listRuns`: a run
+   * leaves it when it expires.
+   */
+  readonly #started: RunsCursor[] = [];
+  /**
    * Every record and run held, by expiry: each write drops what has expired since, so expired
    * records never take the room of live ones, and a sweep costs each record one pop.
    */
@@ -222,7 +232,10 @@ export class MemoryStore implements Store {
       begun: new Map(),
       hashes: new Map(),
       sealJson: null,
+      errors: 0,
     });
+    const started = { startedAt: state.startedAt, runId: state.runId };
+    this.#started.splice(this.#olderThan(started), 0, started);
     this.#expiries.push({ at: expiresAt, runId: request.runId, toolCallId: null });
     this.#sweep();
     return Promise.resolve({ ok: true, run: copyRun(state) });
@@ -306,6 +319,7 @@ export class MemoryStore implements Store {
       this.#records.get(request.runId)!.set(request.toolCallId, done.record);
       const run = this.#liveRun(request.runId, now);
       run?.progress.push(request.toolCallId);
+      if (run !== undefined && done.record.status === "ERROR") run.errors++;
       if (done.record.proof !== undefined) {
         run?.hashes.set(request.toolCallId, done.record.proof.hash);
       }
@@ -371,6 +385,37 @@ export class MemoryStore implements Store {
       return { toolCallId, record: record === undefined ? null : { ...record } };
     });
     return Promise.resolve({ run: copyRun(run.state), calls, sealJson: run.sealJson });
+  }
+
+  /** {@inheritDoc Store.listRuns} */
+  listRuns(request: ListRunsRequest): Promise<RunsPage> {
+    let checked;
+    try {
+      checked = checkListRunsRequest(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const { limit, after } = checked;
+    const now = this.#clock();
+    const listed: RunSummary[] = [];
+    const started = this.#started;
+    let i = (after === null ? started.length : this.#olderThan(after)) - 1;
+    // One more than the page, to tell whether there is a next one.
+    for (; i >= 0 && listed.length <= limit; i--) {
+      const run = this.#liveRun(started[i]!.runId, now);
+      // #liveRun drops an expired run from the index; what is left below `i` is unchanged.
+      if (run === undefined) continue;
+      const { state } = run;
+      listed.push({
+        runId: state.runId,
+        status: state.status,
+        startedAt: state.startedAt,
+        endedAt: state.endedAt,
+        calls: state.used.calls,
+        errors: run.errors,
+      });
+    }
+    return Promise.resolve(pageOf(listed, limit, false));
   }
 
   /** {@inheritDoc Store.readFacts} */
@@ -446,9 +491,26 @@ export class MemoryStore implements Store {
     const entry = this.#runs.get(runId);
     if (entry !== undefined && entry.expiresAt <= now) {
       this.#runs.delete(runId);
+      const at = this.#olderThan(entry.state);
+      if (this.#started[at]?.runId === runId) this.#started.splice(at, 1);
       return undefined;
     }
     return entry;
+  }
+
+  /**
+   * How many runs of the start index are listed after `position` (a binary search): where a run
+   * at `position` is, or goes.
+   */
+  #olderThan(position: RunsCursor): number {
+    const started = this.#started;
+    let lo = 0, hi = started.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (listedBefore(position, started[mid]!)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** Drops every record and run that has expired by `now`, in expiry order. */

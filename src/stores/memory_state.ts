@@ -20,6 +20,8 @@ export interface RunEntry {
   hashes: Map<string, string>;
   /** The seal `sealRun` kept, once. */
   sealJson: string | null;
+  /** Begun calls whose record ended ERROR, for `listRuns`. */
+  errors: number;
 }
 
 /** The live maps of a MemoryStore: records by run ID then tool call ID, and runs. */

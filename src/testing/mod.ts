@@ -16,6 +16,7 @@
 export {
   boundaryConformance,
   type ConformanceOptions,
+  type StoreCapability,
   storeConformance,
   type StoreUnderTest,
   type TestRegistrar,

@@ -38,6 +38,9 @@ export interface Page {
   evaluate<T>(fn: string | (() => T)): Promise<T>;
   waitForFunction(fn: string, arg?: unknown, options?: { timeout?: number }): Promise<unknown>;
   screenshot(options: { path: string; fullPage?: boolean }): Promise<unknown>;
+  selectOption(selector: string, value: string): Promise<unknown>;
+  setViewportSize(size: { width: number; height: number }): Promise<void>;
+  waitForEvent(event: "download"): Promise<Download>;
   addInitScript(script: string): Promise<void>;
   on(
     event: "dialog",
@@ -52,6 +55,12 @@ export interface Page {
       request: { method(): string; url(): string; headers(): Record<string, string> },
     ) => void,
   ): void;
+}
+
+/** The parts of a Playwright `Download` the test uses. */
+export interface Download {
+  suggestedFilename(): string;
+  path(): Promise<string>;
 }
 
 /** The parts of a Playwright `Browser` the test uses. */

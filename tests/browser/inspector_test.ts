@@ -18,6 +18,9 @@ import { launch, type Page } from "./browser.ts";
 import {
   AGENT_TOKEN,
   CALLS,
+  CONSOLE_CALLS,
+  CONSOLE_RUN_ID,
+  consoleRun,
   DOCS_RUN_ID,
   docsRun,
   HARNESS_TOKEN,
@@ -25,6 +28,7 @@ import {
   inspectorApp,
   RUN_ID,
   scriptedRun,
+  THROWN,
 } from "./scenario.ts";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -486,10 +490,246 @@ async function drive(t: Deno.TestContext, variant: Variant): Promise<void> {
       },
     );
 
+    await t.step(
+      "the run list shows the recent runs newest first with their counts, filtered by status",
+      async () => {
+        await consoleRun(base);
+        await page.click("#list-runs");
+        await page.locator(`#runs-table tr[data-run-id="${CONSOLE_RUN_ID}"]`).waitFor();
+        const listed = await (await fetch(`${base}/v1/runs`, { headers: harness })).json() as {
+          runs: { runId: string; status: string; calls: number; errors: number }[];
+        };
+        assert.deepEqual(listed.runs.map((run) => run.runId), [CONSOLE_RUN_ID, RUN_ID]);
+        const rows = page.locator("#runs-table tbody tr");
+        assert.equal(await rows.count(), 2);
+        for (const [index, run] of listed.runs.entries()) {
+          const row = rows.nth(index);
+          assert.equal(await row.getAttribute("data-run-id"), run.runId);
+          const cells = (await row.innerText()).split("\t").map((cell) => cell.trim());
+          assert.deepEqual(
+            [cells[0], cells[1], cells[4], cells[5]],
+            [run.runId, run.status, String(run.calls), String(run.errors)],
+          );
+        }
+        assert.deepEqual(listed.runs.map((run) => [run.status, run.errors]), [
+          ["ACTIVE", 3],
+          ["ENDED", 3],
+        ]);
+        const shownRuns = async () => {
+          const count = await page.locator("#runs-table tr[data-run-id]").count();
+          return await Promise.all(
+            Array.from(
+              { length: count },
+              (_, i) =>
+                page.locator("#runs-table tr[data-run-id]").nth(i).getAttribute("data-run-id"),
+            ),
+          );
+        };
+        await page.selectOption("#runs-status", "ENDED");
+        assert.deepEqual(await shownRuns(), [RUN_ID]);
+        await page.selectOption("#runs-status", "ACTIVE");
+        assert.deepEqual(await shownRuns(), [CONSOLE_RUN_ID]);
+        await page.selectOption("#runs-status", "errors");
+        assert.deepEqual(await shownRuns(), [CONSOLE_RUN_ID, RUN_ID]);
+        await page.selectOption("#runs-status", "");
+        assert.equal(await page.locator("#runs-more").isVisible(), false, "one page only");
+        screenshots.push(await shot(page, "11-run-list"));
+        // A row opens its run.
+        await page.click(`#runs-table tr[data-run-id="${CONSOLE_RUN_ID}"] button`);
+        await page.locator(`#run-name >> text=${CONSOLE_RUN_ID}`).waitFor();
+        assert.equal(await page.locator("#runs").isVisible(), true, "the list stays");
+      },
+    );
+
+    await t.step(
+      "the waterfall draws each call from createdAt to updatedAt, marks overlaps, and the filters narrow the calls",
+      async () => {
+        await page.locator("#waterfall li").first().waitFor();
+        const listing = await (await fetch(`${base}/v1/runs/${CONSOLE_RUN_ID}`, {
+          headers: harness,
+        })).json() as { calls: { toolCallId: string; createdAt: number; updatedAt: number }[] };
+        const first = Math.min(...listing.calls.map((call) => call.createdAt));
+        const last = Math.max(...listing.calls.map((call) => call.updatedAt));
+        const items = page.locator("#waterfall li");
+        assert.equal(await items.count(), CONSOLE_CALLS.length);
+        let overlapping = 0;
+        for (const [index, call] of listing.calls.entries()) {
+          const item = items.nth(index);
+          assert.equal(await item.getAttribute("data-tool-call-id"), call.toolCallId);
+          const style = await item.locator(".wf-bar").getAttribute("style");
+          const left = Number(/left: ([\d.]+)%/.exec(style ?? "")?.[1]);
+          const width = Number(/width: ([\d.]+)%/.exec(style ?? "")?.[1]);
+          const span = Math.max(1, last - first);
+          assert.ok(Math.abs(left - (call.createdAt - first) / span * 100) < 0.01, style!);
+          assert.ok(
+            Math.abs(width - (call.updatedAt - call.createdAt) / span * 100) < 0.01,
+            style!,
+          );
+          const overlaps = listing.calls.filter((other) =>
+            other !== call && other.createdAt < call.updatedAt && call.createdAt < other.updatedAt
+          ).length;
+          assert.equal(await item.getAttribute("data-overlaps"), String(overlaps), call.toolCallId);
+          if (overlaps > 0) {
+            overlapping++;
+          }
+        }
+        // Submitted at once, the slow call (its 200 ms timeout) overlaps the others.
+        assert.ok(overlapping >= 2, `overlapping calls: ${overlapping}`);
+        assert.match(
+          await items.first().locator(".wf-note").innerText(),
+          /ms from \+\d+ ms · overlaps \d other call/,
+        );
+        const visible = async (selector: string) => {
+          const all = page.locator(selector);
+          const out: string[] = [];
+          for (let i = 0; i < await all.count(); i++) {
+            if (await all.nth(i).isVisible()) {
+              out.push((await all.nth(i).getAttribute("data-tool-call-id"))!);
+            }
+          }
+          return out;
+        };
+        const both = async () => [
+          await visible("#waterfall li"),
+          await visible("#timeline button.call"),
+        ];
+        await page.selectOption("#filter-tool", "trace_lookup");
+        assert.deepEqual(await both(), [["call_slow"], ["call_slow"]]);
+        assert.equal(await page.locator("#filter-count").innerText(), "Showing 1 of 4 calls.");
+        await page.selectOption("#filter-tool", "");
+        await page.selectOption("#filter-code", "EXECUTION_FAILED");
+        assert.deepEqual(await both(), [
+          ["call_threw", "call_metrics"],
+          ["call_threw", "call_metrics"],
+        ]);
+        await page.selectOption("#filter-status", "READY");
+        assert.deepEqual(await both(), [[], []]);
+        await page.selectOption("#filter-code", "");
+        assert.deepEqual(await both(), [["call_book"], ["call_book"]]);
+        await page.selectOption("#filter-status", "");
+        assert.equal(await page.locator("#filter-count").innerText(), "Showing 4 of 4 calls.");
+        screenshots.push(await shot(page, "12-waterfall"));
+      },
+    );
+
+    await t.step(
+      "a tool that threw shows its failure as text: the name replaced, the message whole, none of it run",
+      async () => {
+        await select(page, "call_threw");
+        const failure = page.locator("#detail .failure");
+        assert.equal(await failure.locator("strong").innerText(), "The tool threw Error");
+        assert.equal(await failure.locator("pre").textContent(), THROWN.message);
+        const rec = await (await fetch(
+          `${base}/v1/runs/${CONSOLE_RUN_ID}/tool-calls/call_threw`,
+          { headers: harness },
+        )).json();
+        assert.deepEqual(rec.failure, { name: "Error", message: THROWN.message });
+        // The agent view shows only the code and its fixed message.
+        const shown = await panes(page);
+        assert.deepEqual(shown["Agent view"], agentView(rec));
+        const globals = await page.evaluate(() => {
+          const g = globalThis as PageGlobals;
+          return {
+            xss: g.__xss ?? null,
+            csp: g.__csp ?? [],
+            links: g.document.querySelectorAll("a").length,
+            images: g.document.querySelectorAll("img, iframe, object, embed").length,
+          };
+        });
+        assert.deepEqual(globals, { xss: null, csp: [], links: 0, images: 0 });
+        screenshots.push(await shot(page, "13-failure"));
+        await select(page, "call_metrics");
+        const metrics = await (await fetch(
+          `${base}/v1/runs/${CONSOLE_RUN_ID}/tool-calls/call_metrics`,
+          { headers: harness },
+        )).json();
+        assert.equal(
+          await page.locator("#detail .failure strong").innerText(),
+          `The tool threw ${metrics.failure.name}`,
+        );
+        assert.equal(
+          await page.locator("#detail .failure pre").textContent(),
+          metrics.failure.message,
+        );
+        // A call that did not throw has no failure.
+        await select(page, "call_slow");
+        assert.equal(await page.locator("#detail .failure").count(), 0);
+      },
+    );
+
+    await t.step(
+      "replays are not marked: a replayed call adds nothing, and the page says so",
+      async () => {
+        // The recorded result given again (recall): nothing runs, nothing is written.
+        const again = await fetch(`${base}/v1/runs/${CONSOLE_RUN_ID}/recall`, {
+          method: "POST",
+          headers: { ...harness, "content-type": "application/json" },
+          body: JSON.stringify({
+            toolCallId: "call_book",
+            toolName: "search_runbook",
+            input: { query: "disk full" },
+          }),
+        });
+        assert.equal((await again.json()).replayed, true);
+        await page.click("#refresh");
+        await page.locator("#waterfall li").first().waitFor();
+        assert.equal(await page.locator("#waterfall li").count(), CONSOLE_CALLS.length);
+        assert.match(
+          await page.locator("#waterfall-panel .help").first().innerText(),
+          /Replays are not marked: .* \(none shown\)\./,
+        );
+      },
+    );
+
+    await t.step(
+      "the proof state of an unsigned server says unsigned, and the export downloads as a file",
+      async () => {
+        await page.click("#proof");
+        await page.locator("#proof-state[data-state]").waitFor();
+        assert.equal(
+          await page.locator("#proof-state").innerText(),
+          "Unsigned: the server has no ledger key and no record carries a proof.",
+        );
+        assert.equal(await page.locator("#proof-state").getAttribute("data-state"), "unsigned");
+        const [download] = await Promise.all([
+          page.waitForEvent("download"),
+          page.click("#export-link"),
+        ]);
+        assert.equal(download.suggestedFilename(), `${CONSOLE_RUN_ID}.json`);
+        const saved = JSON.parse(await Deno.readTextFile(await download.path()));
+        const exported = await (await fetch(`${base}/v1/runs/${CONSOLE_RUN_ID}/export`, {
+          headers: harness,
+        })).json();
+        assert.deepEqual(saved, exported);
+        assert.equal(exported.receipt, null);
+        assert.match((await page.locator("#export-link").getAttribute("href"))!, /^blob:/);
+        screenshots.push(await shot(page, "14-proof-export"));
+        assert.deepEqual(dialogs, []);
+        assert.deepEqual(problems, []);
+      },
+    );
+
+    await t.step("on a narrow screen the console is one column with nothing cut off", async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      const overflow = await page.evaluate(() => {
+        const g = globalThis as unknown as {
+          innerWidth: number;
+          document: { documentElement: { scrollWidth: number } };
+        };
+        return g.document.documentElement.scrollWidth - g.innerWidth;
+      });
+      assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
+      screenshots.push(await shot(page, "15-narrow"));
+      await page.setViewportSize({ width: 1440, height: 900 });
+    });
+
     if (variant.page === undefined && Deno.env.get("UPDATE_DOCS_SCREENSHOT") === "1") {
       const selected = await docsRun(base);
       const docs = await browser.newPage({ viewport: { width: 1280, height: 800 } });
       await docs.goto(`${base}/inspect`);
+      await docs.fill("#token", HARNESS_TOKEN);
+      await docs.click("#list-runs");
+      await docs.locator(`#runs-table tr[data-run-id="${DOCS_RUN_ID}"]`).waitFor();
       await load(docs, HARNESS_TOKEN, DOCS_RUN_ID);
       await docs.locator("#timeline >> text=sizes loading").first().waitFor({ state: "hidden" });
       await select(docs, selected);

@@ -69,6 +69,23 @@ const markupTool: AnyToolDefinition = defineTool({
   }),
 });
 
+/** A message and a name that must show as text (the name is replaced: it is not plain). */
+export const THROWN = { name: HOSTILE.img, message: `${HOSTILE.script} failed ${HOSTILE.link}` };
+
+const throwingTool: AnyToolDefinition = defineTool({
+  name: "render_report",
+  description: "Renders a report (throws an error full of markup in this test).",
+  readOnly: true,
+  input: v.object({ report: v.string() }),
+  execute: async () => {
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const error = new Error(THROWN.message);
+    error.name = THROWN.name;
+    throw error;
+  },
+  project: () => ({ evidence: "NO_EVIDENCE", scope: "never", content: null }),
+});
+
 /** The app under test and the gate of its held tool. */
 export function inspectorApp(): { fetch: (request: Request) => Promise<Response>; gate: Gate } {
   const held = heldTool();
@@ -77,7 +94,7 @@ export function inspectorApp(): { fetch: (request: Request) => Promise<Response>
     () => {
       throw new Error("no Upstash here");
     },
-    [...DEMO_TOOLS, markupTool, held.tool],
+    [...DEMO_TOOLS, markupTool, held.tool, throwingTool],
   );
   return { fetch: async (request) => await app.fetch(request), gate: held.gate };
 }
@@ -246,4 +263,37 @@ export async function docsRun(base: string): Promise<string> {
     await res.body?.cancel();
   }
   return "call_7Qx3";
+}
+
+/** The run of the console's steps: calls submitted at once, so that they overlap in time. */
+export const CONSOLE_RUN_ID = "run-console-overlap";
+
+/** The console run's calls: tool call ID, tool, input, and the code it ends with. */
+export const CONSOLE_CALLS: readonly [string, string, Record<string, unknown>, string | null][] = [
+  ["call_slow", "trace_lookup", { traceId: "4bf92f3577b34da6" }, "TOOL_TIMEOUT"],
+  ["call_threw", "render_report", { report: "weekly" }, "EXECUTION_FAILED"],
+  ["call_metrics", "query_metrics", { metric: "p99" }, "EXECUTION_FAILED"],
+  ["call_book", "search_runbook", { query: "disk full" }, null],
+];
+
+/** Starts the console run and submits its calls all at once; resolves when all answered. */
+export async function consoleRun(base: string): Promise<void> {
+  const started = await fetch(`${base}/v1/runs`, {
+    method: "POST",
+    headers: json(HARNESS_TOKEN),
+    body: JSON.stringify({ runId: CONSOLE_RUN_ID, ttlMs: 600_000, budget: { calls: 10 } }),
+  });
+  assert.equal(started.status, 201);
+  await started.body?.cancel();
+  await Promise.all(CONSOLE_CALLS.map(async ([toolCallId, toolName, input, code]) => {
+    const res = await fetch(`${base}/v1/runs/${CONSOLE_RUN_ID}/tool-calls`, {
+      method: "POST",
+      headers: json(AGENT_TOKEN),
+      body: JSON.stringify({ toolCallId, toolName, input }),
+    });
+    const body = await res.json();
+    assert.equal(body.status === "ERROR" ? body.code : null, code, JSON.stringify(body));
+    // The agent never sees what a tool threw.
+    assert.ok(!JSON.stringify(body).includes("__xss"), JSON.stringify(body));
+  }));
 }

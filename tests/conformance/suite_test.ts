@@ -56,3 +56,37 @@ Deno.test("a registered conformance case runs on a fresh store and closes it", a
   for (const [, fn] of registered.slice(0, 3)) await fn();
   assert.deepEqual([created, closed], [3, 3]);
 });
+
+/** A MemoryStore without its listRuns: a store that lacks the capability. */
+function withoutListRuns(): MemoryStore {
+  const store = new MemoryStore();
+  Object.defineProperty(store, "listRuns", { value: undefined });
+  return store;
+}
+
+Deno.test("a store that declares it lacks listRuns gets one case that checks it has none, and passes", async () => {
+  const declared = collect(storeConformance, {
+    boundary: false,
+    lacks: ["listRuns"],
+    createStore: () => ({ store: withoutListRuns() }),
+  });
+  const listCases = declared.registered.filter(([name]) => name.includes("listRuns()"));
+  assert.deepEqual(listCases.map(([name]) => name), [
+    "Probe: listRuns() is declared absent, and the store has none",
+  ]);
+  await listCases[0]![1]();
+  // Declared absent on a store that has it: the case fails.
+  const wrong = collect(storeConformance, { boundary: false, lacks: ["listRuns"] });
+  const [, check] = wrong.registered.find(([name]) => name.includes("declared absent"))!;
+  await assert.rejects(check());
+});
+
+Deno.test("a store without listRuns that does not declare it fails the listRuns cases", async () => {
+  const undeclared = collect(storeConformance, {
+    boundary: false,
+    createStore: () => ({ store: withoutListRuns() }),
+  });
+  const listCases = undeclared.registered.filter(([name]) => name.includes("listRuns()"));
+  assert.equal(listCases.length, 4);
+  for (const [name, fn] of listCases) await assert.rejects(fn(), name);
+});

@@ -161,7 +161,13 @@ Deno.test("callTool: READY, NO_EVIDENCE, ERROR, writable and invalid input as MC
       type: "text",
       text: JSON.stringify(failed.structuredContent),
     }]);
-    assert.equal((await boundary.inspect(runId, "c3"))?.errorCode, "EXECUTION_FAILED");
+    const thrown = await boundary.inspect(runId, "c3");
+    assert.equal(thrown?.errorCode, "EXECUTION_FAILED");
+    // What the tool threw is in the harness's record, never in the MCP answer (checked below).
+    assert.deepEqual(thrown?.failure, {
+      name: "Error",
+      message: `backend refused credential ${CANARY_SECRET}`,
+    });
 
     const writable = await client.callTool({
       name: kit.names.writable,

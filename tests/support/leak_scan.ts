@@ -11,8 +11,9 @@
  * - every response of the app's routes read over real HTTP (servers in other processes:
  *   `deno serve`, workerd, Bun), body and headers, as it is read.
  *
- * Canonical records read by the harness are exempt in their `raw` and `request` fields only:
- * holding the raw response and the agent's own request is what a record is for. Traffic to the
+ * Canonical records read by the harness are exempt in their `raw`, `request` and `failure`
+ * fields only: holding the raw response, the agent's own request and what the tool threw is what
+ * a record is for (tests/core/failure_test.ts checks that a thrown canary lands there only). Traffic to the
  * Upstash-compatible test endpoint is store traffic, not agent-facing, and is not scanned.
  *
  * A leak throws where it is found (so the test that produced it fails) and, in case a caller
@@ -38,13 +39,13 @@ function scan(where: string, text: string): void {
   }
 }
 
-/** A canonical record's raw response and request are harness data by design. */
+/** A canonical record's raw response, request and failure are harness data by design. */
 function withoutRecordPayloads(text: string): string {
   if (!text.includes('"expiresAt"') || !text.includes('"agentResult"')) return text;
   try {
     const parsed = JSON.parse(text);
     if (parsed && typeof parsed === "object" && "expiresAt" in parsed && "agentResult" in parsed) {
-      const { raw: _raw, request: _request, ...rest } = parsed;
+      const { raw: _raw, request: _request, failure: _failure, ...rest } = parsed;
       return JSON.stringify(rest);
     }
   } catch {

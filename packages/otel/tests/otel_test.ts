@@ -133,6 +133,11 @@ Deno.test("otelObserver: an ERROR call sets error.type and status ERROR, with no
     assert.ok(!exported(span).includes(CANARY_SECRET), exported(span));
     assert.ok(!exported(span).includes("backend refused"), exported(span));
   }
+  // What the tool threw stays in the harness's record: its failure, never the span.
+  assert.deepEqual((await boundary.inspect("run-otel-2", "call_throw"))?.failure, {
+    name: "Error",
+    message: `backend refused credential ${CANARY_SECRET}`,
+  });
 });
 
 Deno.test("otelObserver: refused calls are spans too, with their code and a refusal event", async () => {

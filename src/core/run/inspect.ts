@@ -41,6 +41,7 @@ export function toCanonicalRecord(stored: StoredRecord): CanonicalRecord {
     createdAt: stored.createdAt,
     updatedAt: stored.updatedAt,
     expiresAt: stored.expiresAt,
+    ...(stored.failure === undefined ? {} : { failure: { ...stored.failure } }),
     ...(stored.proof === undefined ? {} : { proof: { ...stored.proof } }),
   };
 }

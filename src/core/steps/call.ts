@@ -10,6 +10,7 @@
  * @module
  */
 import { ERROR_MESSAGES, type ErrorCode } from "../errors.ts";
+import { readFailure } from "../failure.ts";
 import type { JsonObject } from "../json.ts";
 import { MAX_TIMER_MS } from "../limits.ts";
 import { emit, type Setup } from "../setup.ts";
@@ -89,6 +90,18 @@ export class Call {
   fail(errorCode: ErrorCode, rawJson: string | null, error?: unknown): null {
     this.outcome = { status: "ERROR", errorCode, rawJson };
     if (error !== undefined) this.error = error;
+    return null;
+  }
+
+  /**
+   * The executor threw (or its promise rejected) on its own: EXECUTION_FAILED, and the record
+   * keeps what it threw, read once (`readFailure`), for the harness only.
+   * @returns `null`, for the step to return.
+   */
+  threw(error: unknown): null {
+    const failure = readFailure(error);
+    this.outcome = { status: "ERROR", errorCode: "EXECUTION_FAILED", rawJson: null, failure };
+    this.error = error;
     return null;
   }
 

@@ -11,8 +11,8 @@ import { type Call, isThenable, STOPPED } from "./call.ts";
 
 /**
  * Executes the tool with the recorded request, awaits it when it returns a promise, and reads
- * the value once. A thrown or rejected executor is EXECUTION_FAILED (TOOL_TIMEOUT or CANCELLED
- * when the stage was stopped); `toolError(raw)` gives the snapshot of its `raw`, marked for
+ * the value once. A thrown or rejected executor is EXECUTION_FAILED, its record keeping what it
+ * threw as `failure` (TOOL_TIMEOUT or CANCELLED, with no failure, when the stage was stopped); `toolError(raw)` gives the snapshot of its `raw`, marked for
  * `check` to fail the call with.
  *
  * @returns The raw response read once (maybe refused: `check` decides), or `null` when the
@@ -25,7 +25,7 @@ export function execute(call: Call): JsonSnapshot | null | Promise<JsonSnapshot 
   try {
     raw = call.tool.execute(call.input, { signal, run: call.run, toolCallId: call.toolCallId });
   } catch (error) {
-    return call.fail("EXECUTION_FAILED", null, error);
+    return call.threw(error);
   }
   if (isToolError(raw)) return failedWith(call, raw);
   // Plain data is read once, by the snapshot; only what it refuses is asked whether it is a
@@ -49,7 +49,8 @@ async function settle(call: Call, pending: PromiseLike<unknown>): Promise<JsonSn
     running.catch(() => {}); // a late rejection after a stop is not unhandled
     raw = await Promise.race([running, call.stopped()]);
   } catch (error) {
-    return call.fail(call.stopCode ?? "EXECUTION_FAILED", null, error);
+    // Rejected after a stop: the stop decides, and what the tool threw then is not its failure.
+    return call.stopCode === null ? call.threw(error) : call.fail(call.stopCode, null, error);
   }
   if (raw === STOPPED) return call.fail(call.stopCode!, null);
   if (isToolError(raw)) return failedWith(call, raw);

@@ -55,6 +55,7 @@ export const RECORD_FIELDS = [
   "updatedAt",
   "expiresAt",
   "proof",
+  "failure",
 ] as const;
 
 /**
@@ -255,6 +256,7 @@ const COMPLETE_READ = [
   "agentResultJson",
   "updatedAt",
   "proof",
+  "failure",
 ] as const;
 const c = (field: (typeof COMPLETE_READ)[number]) => `r[${COMPLETE_READ.indexOf(field) + 1}]`;
 
@@ -273,6 +275,7 @@ export const COMPLETE: LuaScript = {
 -- ARGV[9]  '1' when an agent result is given    ARGV[10] agentResultJson
 -- ARGV[11] now
 -- ARGV[12] the proof's JSON text, '' for none  ARGV[13] its hash
+-- ARGV[14] the failure's JSON text (ERROR only), '' for none
 -- Reply: ["OK", ${COMPLETE_FIELDS.join(", ")}] when completed now (updatedAt is ARGV[11])
 --      | ["OK", ${COMPLETE_FIELDS.join(", ")}, updatedAt, proof] for a repeat of the same complete
 --      | ["RECORD_EXPIRED"] | ["ILLEGAL_TRANSITION"]
@@ -283,7 +286,12 @@ local r = redis.call('HMGET', KEYS[1], ${luaFields(COMPLETE_READ)})
 if not ${c("attemptId")} then return ${fixed("RECORD_EXPIRED")} end
 if ${c("attemptId")} ~= ARGV[2] or ARGV[3] ~= '1' then return ${fixed("ILLEGAL_TRANSITION")} end
 local status, evidence, code, raw, agent = ARGV[4], false, false, false, false
+local failure = false
 if ARGV[7] == '1' then raw = ARGV[8] end
+if ARGV[14] ~= '' then
+  if status ~= 'ERROR' then return ${fixed("ILLEGAL_TRANSITION")} end
+  failure = ARGV[14]
+end
 if status == 'READY' then
   evidence = ARGV[5]
   if evidence ~= 'EVIDENCE_FOUND' and evidence ~= 'NO_EVIDENCE' then
@@ -301,7 +309,7 @@ if ${c("status")} ~= 'PROJECTING' then
   -- A retry of this very complete returns the record again; anything else is refused.
   if ${c("status")} == status and ${c("evidence")} == evidence and ${c("errorCode")} == code and ${
     c("rawJson")
-  } == raw and ${c("agentResultJson")} == agent then
+  } == raw and ${c("agentResultJson")} == agent and ${c("failure")} == failure then
     reply[${COMPLETE_FIELDS.length + 2}] = ${c("updatedAt")}
     reply[${COMPLETE_FIELDS.length + 3}] = ${c("proof")}
     return cjson.encode(reply)
@@ -323,11 +331,14 @@ if redis.call('RPUSHX', KEYS[3], ARGV[1]) == 0 then
     if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
   end
 end
+-- The run's count of ERROR records, for listRuns (HINCRBY on an absent hash would create it).
+if code and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HINCRBY', KEYS[2], 'errors', 1) end
 -- HSET on an existing key keeps its TTL.
 local set = {'status', status, 'evidence', evidence, 'updatedAt', ARGV[11]}
 if code then set[#set + 1] = 'errorCode'; set[#set + 1] = code end
 if raw then set[#set + 1] = 'rawJson'; set[#set + 1] = raw end
 if agent then set[#set + 1] = 'agentResultJson'; set[#set + 1] = agent end
+if failure then set[#set + 1] = 'failure'; set[#set + 1] = failure end
 if ARGV[12] ~= '' then
   set[#set + 1] = 'proof'; set[#set + 1] = ARGV[12]
   -- The hash also in the run hash, for the seal: endRun reads no record.
@@ -521,6 +532,80 @@ return cjson.encode({'OK', redis.call('HGET', KEYS[1], 'seal')})
 `,
 };
 
+/**
+ * Lua: `now` is Redis's clock in ms (the clock the run hash's TTL follows, whatever the callers'
+ * clocks say); drops from both run indexes the runs whose expiry (KEYS[2]'s score) is past it, at
+ * most 100 per call, and the members the caller found gone (ARGV from `from`).
+ */
+const DROP_EXPIRED = (from: number) => `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local gone = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)
+for i = ${from}, #ARGV do gone[#gone + 1] = ARGV[i] end
+if #gone > 0 then
+  redis.call('ZREM', KEYS[1], unpack(gone))
+  redis.call('ZREM', KEYS[2], unpack(gone))
+end`;
+
+/**
+ * Puts a run in the run indexes, for listRuns: sent with startRun, in the same pipeline request
+ * when the store batches (these keys have a hash tag of their own, so no startRun script may
+ * touch them). NX: a repeat of a start, or a refused one, never moves a run already listed.
+ */
+export const INDEX_RUN: LuaScript = {
+  name: "indexRun",
+  source: `-- indexRun
+-- KEYS[1]  runs by startedAt  KEYS[2] runs by expiry (both the store's, hash tag {runs})
+-- ARGV[1]  runId              ARGV[2] startedAt       ARGV[3] ttlMs
+-- Reply: ["OK"]
+${DROP_EXPIRED(4)}
+redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
+redis.call('ZADD', KEYS[2], 'NX', now + tonumber(ARGV[3]), ARGV[1])
+return ${fixed("OK")}
+`,
+};
+
+/**
+ * A page of run IDs, newest first (score, then member, both descending: a sorted set's reverse
+ * order), after a cursor; drops expired ones first.
+ */
+export const LIST_RUNS: LuaScript = {
+  name: "listRuns",
+  source: `-- listRuns
+-- KEYS[1]  runs by startedAt  KEYS[2] runs by expiry
+-- ARGV[1]  unused             ARGV[2] how many        ARGV[3] the cursor's startedAt ('' for none)
+-- ARGV[4]  the cursor's runId ARGV[5..] run IDs the caller found gone, to drop
+-- Reply: ["OK", runId, startedAt, ...]
+${DROP_EXPIRED(5)}
+-- Byte order, as the sorted set orders equal scores (Lua's < on strings follows the locale).
+local function below(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+local want = tonumber(ARGV[2])
+local out, got, offset = {'OK'}, 0, 0
+local top = ARGV[3] == '' and '+inf' or ARGV[3]
+local at = tonumber(ARGV[3])
+while got < want do
+  local chunk = redis.call('ZREVRANGEBYSCORE', KEYS[1], top, '-inf', 'WITHSCORES', 'LIMIT', offset, want)
+  if #chunk == 0 then break end
+  for i = 1, #chunk, 2 do
+    -- At the cursor's own start, only the IDs below the cursor's come after it.
+    if got < want and (not at or tonumber(chunk[i + 1]) < at or below(chunk[i], ARGV[4])) then
+      out[#out + 1] = chunk[i]
+      out[#out + 1] = chunk[i + 1]
+      got = got + 1
+    end
+  end
+  offset = offset + want
+end
+return cjson.encode(out)
+`,
+};
+
 /** The whole records of begun calls, for exportRun after it read the run hash. */
 export const READ_RECORDS: LuaScript = {
   name: "readRecords",
@@ -567,6 +652,8 @@ export function keyLockingSource(script: LuaScript): string {
 /** Every script, for hashing once. */
 export const SCRIPTS: readonly LuaScript[] = [
   START_RUN,
+  INDEX_RUN,
+  LIST_RUNS,
   GET_RUN,
   BEGIN,
   COMPLETE,

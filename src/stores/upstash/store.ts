@@ -4,18 +4,21 @@
  * @module
  */
 import { type ErrorCode, isErrorCode } from "../../core/errors.ts";
+import { checkFailure } from "../../core/failure.ts";
 import { isSafeRunId, isSafeToolCallId } from "../../core/ids.ts";
 import { applyOutcome, isValidOutcome, summarizeCall } from "../../core/lifecycle.ts";
 import {
   checkBeginRequest,
   checkCompleteRequest,
   checkEndRunRequest,
+  checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
   MAX_TIMER_MS,
   setOwnBudget,
 } from "../../core/limits.ts";
 import { projectingRecord } from "../../core/records.ts";
+import { pageOf } from "../../core/runs_page.ts";
 import { checkRecordProof, type RecordProof } from "../../core/ledger.ts";
 import type {
   BeginRefusal,
@@ -28,9 +31,12 @@ import type {
   EndRunRefusal,
   EndRunRequest,
   FactRow,
+  ListRunsRequest,
   ReadFactsRequest,
   RunExport,
+  RunsPage,
   RunState,
+  RunSummary,
   SealRunRequest,
   SealState,
   StartRunRefusal,
@@ -39,7 +45,7 @@ import type {
   StoredRecord,
   StoreRefusal,
 } from "../../core/store.ts";
-import type { EvidenceStatus, RecordStatus } from "../../core/types.ts";
+import type { EvidenceStatus, RecordStatus, ToolFailure } from "../../core/types.ts";
 import { ScriptBatcher, sendOne, type SentScript, type UpstashPipeline } from "./batch.ts";
 import { RedisStoreError, storeUnavailable } from "./errors.ts";
 import {
@@ -50,7 +56,9 @@ import {
   FACT_FIELDS,
   GET,
   GET_RUN,
+  INDEX_RUN,
   keyLockingSource,
+  LIST_RUNS,
   LOOKUP_CALL,
   type LuaScript,
   READ_CALLS,
@@ -306,8 +314,19 @@ function toRecord(reply: Reply): StoredRecord {
     createdAt: int(at("createdAt")),
     updatedAt: int(at("updatedAt")),
     expiresAt: int(at("expiresAt")),
+    ...failureOf(at("failure")),
     ...proofOf(at("proof")),
   };
+}
+
+/** A record's `failure` field (JSON text), as the record's `failure` member. */
+function failureOf(value: string | null | undefined): { failure?: ToolFailure } {
+  if (value == null) return {};
+  try {
+    return { failure: checkFailure(JSON.parse(value)) };
+  } catch {
+    throw unreadable();
+  }
 }
 
 /** A record's `proof` field (JSON text), as the record's `proof` member. */
@@ -552,11 +571,21 @@ export class UpstashStore implements Store {
     const perTool = Object.entries(request.budget.perTool);
     for (const [tool, limit] of perTool) args.push(tool, intArg(limit));
     const { runId } = request;
+    // Issued together, so a batching store sends both in one pipeline request: the run indexes
+    // have a hash tag of their own, which the startRun script may not touch.
+    const indexed = this.#call(INDEX_RUN, this.#runsKeys(), [
+      runId,
+      intArg(request.now),
+      intArg(request.ttlMs),
+    ]);
+    indexed.catch(() => {}); // awaited below; a start that fails first is not left unhandled
     const reply = await this.#call(
       START_RUN,
       [this.#runKey(runId), this.#progressKey(runId)],
       args,
     );
+    // A run that is not listed is not started: the caller's retry of the attempt indexes it.
+    await indexed;
     const status = replyStatus(reply);
     if (status !== "OK") return refusalOf(status, START_RUN_CODES);
     if (reply.length > 1) return { ok: true, run: this.#parse(() => toRun(reply.slice(1))) };
@@ -665,6 +694,9 @@ export class UpstashStore implements Store {
       intArg(request.now),
       proof === undefined ? "" : JSON.stringify(proof),
       proof?.hash ?? "",
+      valid && outcome.status === "ERROR" && outcome.failure !== undefined
+        ? JSON.stringify(checkFailure(outcome.failure))
+        : "",
     ]);
     const status = replyStatus(reply);
     if (status !== "OK") return refusalOf(status, COMPLETE_CODES);
@@ -785,6 +817,59 @@ export class UpstashStore implements Store {
     return { run, calls, sealJson };
   }
 
+  /** {@inheritDoc Store.listRuns} */
+  async listRuns(request: ListRunsRequest): Promise<RunsPage> {
+    const { limit, after } = checkListRunsRequest(request);
+    const listed: RunSummary[] = [];
+    let position = after;
+    let gone: string[] = [];
+    // Runs found gone (expired between the index and the read) are dropped by the next round.
+    for (;;) {
+      const want = limit + 1 - listed.length;
+      const reply = await this.#call(LIST_RUNS, this.#runsKeys(), [
+        "",
+        String(want),
+        position === null ? "" : intArg(position.startedAt),
+        position?.runId ?? "",
+        ...gone,
+      ]);
+      if (replyStatus(reply) !== "OK" || reply.length % 2 !== 1) {
+        throw storeUnavailable(unreadable());
+      }
+      const ids: string[] = [];
+      for (let i = 1; i < reply.length; i += 2) ids.push(text(reply[i]));
+      const runs = await Promise.all(ids.map((runId) => this.#runSummary(runId)));
+      gone = [];
+      runs.forEach((run, i) => run === null ? gone.push(ids[i]!) : listed.push(run));
+      if (ids.length < want || listed.length > limit) break;
+      position = this.#parse(() => ({ runId: ids.at(-1)!, startedAt: int(reply.at(-1)) }));
+    }
+    return pageOf(listed, limit, false);
+  }
+
+  /** A run's line in listRuns, from its hash (GET_RUN, batched with the others of the page). */
+  async #runSummary(runId: string): Promise<RunSummary | null> {
+    if (!isSafeRunId(runId)) return null;
+    const reply = await this.#call(GET_RUN, [this.#runKey(runId)], ["0"], undefined, true);
+    if (reply.length === 0) return null;
+    return this.#parse(() => {
+      const items = reply.slice(1);
+      const run = toRun(items);
+      let errors = 0;
+      for (let i = 0; i + 1 < items.length; i += 2) {
+        if (items[i] === "errors") errors = int(items[i + 1]);
+      }
+      return {
+        runId: run.runId,
+        status: run.status,
+        startedAt: run.startedAt,
+        endedAt: run.endedAt,
+        calls: run.used.calls,
+        errors,
+      };
+    });
+  }
+
   /** {@inheritDoc Store.readFacts} */
   async readFacts(request: ReadFactsRequest): Promise<{ rows: FactRow[]; omitted: number }> {
     checkReadFactsRequest(request);
@@ -882,6 +967,11 @@ export class UpstashStore implements Store {
     return { run, calls };
   }
 
+  /** The run indexes of listRuns: by startedAt, and by expiry. One hash tag, the store's own. */
+  #runsKeys(): string[] {
+    return [`${this.#prefix}:{runs}:started`, `${this.#prefix}:{runs}:expires`];
+  }
+
   #runKey(runId: string): string {
     return `${this.#prefix}:{${runId}}:run`;
   }
@@ -936,10 +1026,13 @@ export class UpstashStore implements Store {
     keys: string[],
     args: string[],
     then?: (reply: Reply) => Promise<void> | undefined,
+    batch = false,
   ): Promise<Reply> {
     const attempt = async (): Promise<Reply> => {
       const sent = (await scriptsFor(this.#keyLocking)).get(script)!;
-      const batched = this.#batcher !== undefined && (script === BEGIN || script === COMPLETE);
+      const batched = this.#batcher !== undefined &&
+        (batch || script === BEGIN || script === COMPLETE || script === START_RUN ||
+          script === INDEX_RUN);
       const reply = batched
         ? await this.#batcher!.send(sent, keys, args)
         : await sendOne(this.#redis, sent, keys, args);

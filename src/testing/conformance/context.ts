@@ -6,6 +6,7 @@
  */
 import { ToolBoundary } from "../../core/boundary.ts";
 import type { Store } from "../../core/store.ts";
+import type { StoreCapability } from "./store_list_runs.ts";
 import type { Limits } from "../../core/limits.ts";
 import type { BoundaryResult, RunContext } from "../../core/types.ts";
 import { createFakeToolkit, type FakeToolkit } from "../fakes.ts";
@@ -41,6 +42,12 @@ export interface ConformanceOptions {
    * @default true
    */
   boundary?: boolean;
+  /**
+   * Optional capabilities the store does not have (`"listRuns"`): their cases are replaced by
+   * one that checks the store indeed lacks the method, so nothing is skipped unsaid.
+   * @default []
+   */
+  lacks?: readonly StoreCapability[];
 }
 
 /** What a `Store` contract case gets: the store and its clock. */

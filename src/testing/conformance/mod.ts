@@ -29,12 +29,14 @@ import { storeCompleteCases } from "./store_complete.ts";
 import { storeConcurrencyCases } from "./store_concurrency.ts";
 import { storeFactCases } from "./store_facts.ts";
 import { storeIdCases } from "./store_ids.ts";
+import { storeListRunsCases } from "./store_list_runs.ts";
 import { storeLedgerCases } from "./store_ledger.ts";
 import { storeRoundTripCases } from "./store_round_trip.ts";
 import { storeRunCases } from "./store_runs.ts";
 import { storeTtlCases } from "./store_ttl.ts";
 
 export type { ConformanceOptions, StoreUnderTest, TestRegistrar } from "./context.ts";
+export type { StoreCapability } from "./store_list_runs.ts";
 
 const STORE_CASES: readonly ((suite: Suite<StoreContext>) => void)[] = [
   storeRunCases,
@@ -61,7 +63,8 @@ const BOUNDARY_CASES: readonly ((suite: Suite<BoundaryContext>) => void)[] = [
 
 /**
  * Registers the conformance suite for a store: every rule of the `Store` contract, checked on
- * the store directly, and (unless `boundary: false`) the cases that go through a `ToolBoundary`
+ * the store directly (an optional capability the store declares it `lacks` is checked absent
+ * instead), and (unless `boundary: false`) the cases that go through a `ToolBoundary`
  * on it, as {@linkcode boundaryConformance} registers them.
  *
  * @param options The store factory, a name, and optionally a test registrar.
@@ -85,6 +88,7 @@ export function storeConformance(options: ConformanceOptions): string[] {
   const names: string[] = [];
   const suite = createSuite(options, names, storeContext);
   for (const cases of STORE_CASES) cases(suite);
+  storeListRunsCases(suite, options.lacks ?? []);
   if (options.boundary !== false) names.push(...boundaryConformance(options));
   return names;
 }

@@ -9,6 +9,7 @@ import type { StoreContext, Suite } from "./context.ts";
 import {
   assertAbsent,
   beginAndComplete,
+  beginRequest,
   endRunIndex,
   FAILED,
   NO_EVIDENCE,
@@ -122,6 +123,58 @@ export function storeCompleteCases(suite: Suite<StoreContext>): void {
       assert.deepEqual(again, { ok: true, record: first });
       const { toolCallIds } = await endRunIndex(ctx, runId);
       assert.deepEqual(toolCallIds, ["call_once"], "a repeated complete is indexed once");
+    },
+  );
+
+  suite.test(
+    "complete() keeps an ERROR outcome's failure exactly, refuses a malformed or READY one, and a repeat must carry the same",
+    async (ctx) => {
+      const { store, clock } = ctx;
+      const runId = await storeRun(store, clock);
+      const failure = { name: "TypeError", message: 'quote " 日本 \u0000 <b>' };
+      const threw: CompleteOutcome = {
+        status: "ERROR",
+        errorCode: "EXECUTION_FAILED",
+        rawJson: null,
+        failure,
+      };
+      const attemptId = await beginAndComplete(ctx, runId, "call_threw", threw);
+      const read = await store.get(runId, "call_threw");
+      assert.deepEqual(read?.failure, failure);
+      assert.deepEqual((await store.lookupCall(runId, "call_threw"))?.record?.failure, failure);
+      const again = { runId, toolCallId: "call_threw", attemptId, now: clock() };
+      assert.deepEqual(await store.complete({ ...again, outcome: threw }), {
+        ok: true,
+        record: read,
+      });
+      for (const other of [FAILED, { ...FAILED, failure: { name: "Error", message: null } }]) {
+        assert.deepEqual(await store.complete({ ...again, outcome: other }), {
+          ok: false,
+          code: "ILLEGAL_TRANSITION",
+        });
+      }
+      const bad = [
+        { ...FAILED, failure: { name: "not safe", message: null } },
+        { ...FAILED, failure: { name: "Error", message: "x".repeat(4_096) } },
+        { ...READY, failure },
+      ];
+      for (const [i, outcome] of bad.entries()) {
+        const request = beginRequest(runId, `call_bad_${i}`, clock);
+        assert.equal((await store.begin(request)).ok, true);
+        const done = await store.complete({
+          runId,
+          toolCallId: `call_bad_${i}`,
+          attemptId: request.attemptId,
+          outcome: outcome as CompleteOutcome,
+          now: clock(),
+        });
+        assert.deepEqual(done, { ok: false, code: "ILLEGAL_TRANSITION" }, `outcome ${i}`);
+        assert.equal((await store.get(runId, `call_bad_${i}`))?.status, "PROJECTING");
+      }
+      // Without one, no failure member at all.
+      await beginAndComplete(ctx, runId, "call_plain", FAILED);
+      const plain = await store.get(runId, "call_plain");
+      assert.equal(plain !== null && "failure" in plain, false);
     },
   );
 }

@@ -1,0 +1,71 @@
+/**
+ * The order and the cursor of `listRuns`, which every store shares: newest first, by
+ * `startedAt` then run ID (both descending, as a Redis sorted set scored by `startedAt` lists its
+ * members in reverse), and a cursor that names the last run of a page.
+ *
+ * @module
+ */
+import { isSafeRunId } from "./ids.ts";
+import type { RunSummary } from "./store.ts";
+
+/** Where a page of `listRuns` ended: the last run it listed. */
+export interface RunsCursor {
+  /** That run's `startedAt`. */
+  startedAt: number;
+  /** That run's ID. */
+  runId: string;
+}
+
+const CURSOR = /^(0|[1-9][0-9]{0,15})\.(.+)$/;
+
+/**
+ * The `next` of a page that ended at `last`: opaque to callers (`<startedAt>.<runId>`).
+ *
+ * @param last The last run of the page.
+ * @returns The cursor text.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { runsCursor } from "@tool-boundary/core/store";
+ * import { checkListRunsRequest } from "@tool-boundary/core/store";
+ * const next = runsCursor({ startedAt: 5, runId: "r.1" });
+ * assert.deepEqual(checkListRunsRequest({ limit: 1, cursor: next }).after, { startedAt: 5, runId: "r.1" });
+ * ```
+ */
+export function runsCursor(last: RunsCursor): string {
+  return `${last.startedAt}.${last.runId}`;
+}
+
+/** The position a cursor names, or `null` when no page could have given it. */
+export function readRunsCursor(text: string): RunsCursor | null {
+  const match = CURSOR.exec(text);
+  if (match === null) return null;
+  const startedAt = Number(match[1]);
+  const runId = match[2]!;
+  return Number.isSafeInteger(startedAt) && isSafeRunId(runId) ? { startedAt, runId } : null;
+}
+
+/**
+ * Whether run `a` is listed before run `b` (newer first: later `startedAt`, then the greater run
+ * ID in UTF-16 order, which for the run ID allow-list is byte order, as Redis compares).
+ */
+export function listedBefore(a: RunsCursor, b: RunsCursor): boolean {
+  return a.startedAt !== b.startedAt ? a.startedAt > b.startedAt : a.runId > b.runId;
+}
+
+/**
+ * A page from runs already in list order, all after the cursor: the first `limit`, and `next`
+ * when there is at least one more.
+ */
+export function pageOf(ordered: RunSummary[], limit: number, more: boolean): {
+  runs: RunSummary[];
+  next: string | null;
+} {
+  const runs = ordered.slice(0, limit);
+  const last = runs[runs.length - 1];
+  return {
+    runs,
+    next: (more || ordered.length > limit) && last !== undefined ? runsCursor(last) : null,
+  };
+}
