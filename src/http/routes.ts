@@ -20,6 +20,7 @@ import type { BoundaryResult, RunContext, ToolCallEnvelope } from "../core/types
 import type { AppEnv } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
 import { type McpServer, serveMcp } from "../mcp/server.ts";
+import { verifyRun } from "../verify/mod.ts";
 import type { RouteDoc } from "./openapi.ts";
 import type { RunCache } from "./run_cache.ts";
 import { type Signer, signRunToken } from "./run_token.ts";
@@ -35,6 +36,7 @@ import {
   StartRunBody,
   ToolCallBody,
   type ToolList,
+  type Verdict,
 } from "./schemas.ts";
 import { type AnyErrorCode, callError, errorResponse, HTTP_STATUS_BY_CODE } from "./status.ts";
 
@@ -427,6 +429,24 @@ export const ROUTES: readonly Route[] = [
     access: "harness",
     responses: { 200: "RunBundle", 400: "Error", 404: "Error", 503: "Error" },
     handle: async (c, { boundary }) => c.json(await boundary.exportRun(c.req.param("runId")!), 200),
+  }),
+  route({
+    method: "get",
+    path: "/v1/runs/:runId/verdict",
+    operationId: "verifyRun",
+    summary:
+      "Verify the run's export as the store holds it now, with the ledger's public key (harness only; null without a key).",
+    access: "harness",
+    responses: { 200: "Verdict", 400: "Error", 404: "Error", 503: "Error" },
+    handle: async (c, { boundary }) => {
+      const bundle = await boundary.exportRun(c.req.param("runId")!);
+      const key = await boundary.ledgerPublicKey();
+      // The key is the boundary's, never the store's: an edit in the store cannot pass.
+      const verdict = key === null
+        ? null
+        : await verifyRun(bundle, key.publicKey, { keyId: key.keyId });
+      return c.json({ verdict } satisfies Verdict, 200);
+    },
   }),
   route({
     method: "get",

@@ -20,6 +20,7 @@ import {
 import type { JsonObject, JsonValue } from "../core/json.ts";
 import type { CallSummary, RunsPage, RunState } from "../core/store.ts";
 import type { RunBundle } from "../core/ledger.ts";
+import type { RunVerdict } from "../verify/mod.ts";
 import type {
   BoundaryResult,
   CanonicalRecord,
@@ -349,6 +350,31 @@ export const LedgerKeySchema: v.GenericSchema<LedgerKey> = schemaOf<LedgerKey>()
   publicKey: v.object({ kty: v.string(), crv: v.string(), x: v.string() }),
 }));
 
+/** The body of `GET /v1/runs/{runId}/verdict`. */
+export interface Verdict {
+  /** `verifyRun` of the run's export with the ledger's public key; `null` without a ledger key. */
+  verdict: RunVerdict | null;
+}
+
+/** A run's verdict, as the server finds it. */
+export const VerdictSchema: v.GenericSchema<Verdict> = schemaOf<Verdict>()(v.object({
+  verdict: v.nullable(v.union([
+    v.object({ ok: v.literal(true), sealed: v.boolean(), calls: v.number() }),
+    v.object({
+      ok: v.literal(false),
+      toolCallId: v.nullable(v.string()),
+      reason: v.picklist([
+        "ALTERED",
+        "MISSING",
+        "INSERTED",
+        "REORDERED",
+        "BAD_SIGNATURE",
+        "FACTS_ALTERED",
+      ]),
+    }),
+  ])),
+}));
+
 /** The body of `POST /v1/runs/{runId}/citations`'s answer. */
 export interface Citations {
   /** One verdict per ID, in the order sent. */
@@ -448,6 +474,7 @@ export const COMPONENTS = {
   RunEnd: RunEndSchema,
   RunBundle: RunBundleSchema,
   LedgerKey: LedgerKeySchema,
+  Verdict: VerdictSchema,
   Tools: ToolsSchema,
   Health: HealthSchema,
   Index: IndexSchema,

@@ -75,9 +75,11 @@ export const PAGE_HTML: string = `<!doctype html>
     </div>
     <div id="proof-body" class="proof" hidden>
       <p id="proof-state" class="notice plain"></p>
-      <p class="help">Not verified in this page: the state above is read from the export. To
-        verify, run <code>verifyRun</code> (<code>@tool-boundary/core/verify</code>) on the
-        downloaded bundle with the ledger key.</p>
+      <p id="proof-verdict" class="notice plain"></p>
+      <p class="help">The verdict is the server's: <code>verifyRun</code> of the run as the store
+        holds it now, with the boundary's public key (which the store never sees). To check it
+        yourself, run <code>verifyRun</code> (<code>@tool-boundary/core/verify</code>) on the
+        downloaded bundle with the key of <code>GET /v1/ledger-key</code>.</p>
       <p id="proof-export"></p>
     </div>
     <div class="run-body">

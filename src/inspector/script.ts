@@ -156,6 +156,8 @@ export function inspectorMain(config: InspectorConfig): void {
     exportUrl = null;
     $("proof-body").hidden = true;
     $("proof-state").textContent = "";
+    $("proof-verdict").textContent = "";
+    delete $("proof-verdict").dataset.verdict;
     $("proof-export").replaceChildren();
   }
   function clearRuns(): void {
@@ -834,10 +836,12 @@ export function inspectorMain(config: InspectorConfig): void {
     $("proof-state").textContent = "Reading the export…";
     let exported: Answer;
     let key: Answer;
+    let checked: Answer;
     try {
-      [exported, key] = await Promise.all([
+      [exported, key, checked] = await Promise.all([
         api("GET", runPath(current.runId) + "/export"),
         api("GET", "v1/ledger-key"),
+        api("GET", runPath(current.runId) + "/verdict"),
       ]);
     } catch {
       if (view === current) $("proof-state").textContent = "The export could not be read.";
@@ -879,6 +883,27 @@ export function inspectorMain(config: InspectorConfig): void {
       : typeof keyId !== "string" && signed === 0
       ? "unsigned"
       : "unsealed";
+    const verdictLine = $("proof-verdict");
+    const verdict = checked.status === 200 ? fieldOf(checked.body, "verdict") : undefined;
+    if (verdict === null) {
+      verdictLine.textContent = "Verdict: unsigned (the server has no ledger key to verify with).";
+      verdictLine.dataset.verdict = "unsigned";
+    } else if (typeof verdict === "object" && verdict !== undefined) {
+      const found = verdict as Record<string, unknown>;
+      if (found.ok === true) {
+        verdictLine.textContent = "Verdict: verifies" +
+          (found.sealed === true ? ", sealed, " : ", not sealed yet, ") + String(found.calls) +
+          " call" + (found.calls === 1 ? "" : "s") + ".";
+        verdictLine.dataset.verdict = "ok";
+      } else {
+        verdictLine.textContent = "Verdict: does not verify: " + String(found.reason) +
+          (typeof found.toolCallId === "string" ? " at " + found.toolCallId : "") + ".";
+        verdictLine.dataset.verdict = "failed";
+      }
+    } else {
+      verdictLine.textContent = "Verdict: not available (" + checked.status + ").";
+      verdictLine.dataset.verdict = "unknown";
+    }
     const json = JSON.stringify(bundle, null, 2);
     exportUrl = URL.createObjectURL(new Blob([json], { type: "application/json" }));
     const link = node("a", "download", "Download the export (" + sizeText(bytes(bundle)) + ")");

@@ -691,6 +691,12 @@ async function drive(t: Deno.TestContext, variant: Variant): Promise<void> {
           "Unsigned: the server has no ledger key and no record carries a proof.",
         );
         assert.equal(await page.locator("#proof-state").getAttribute("data-state"), "unsigned");
+        await page.locator("#proof-verdict[data-verdict]").waitFor();
+        assert.equal(
+          await page.locator("#proof-verdict").innerText(),
+          "Verdict: unsigned (the server has no ledger key to verify with).",
+        );
+        assert.equal(await page.locator("#proof-verdict").getAttribute("data-verdict"), "unsigned");
         const [download] = await Promise.all([
           page.waitForEvent("download"),
           page.click("#export-link"),

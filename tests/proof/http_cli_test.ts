@@ -4,6 +4,8 @@
 import assert from "node:assert/strict";
 import { createApp } from "../../src/http/mod.ts";
 import { ToolBoundary } from "../../src/mod.ts";
+import { MemoryStore } from "../../src/stores/memory.ts";
+import { memoryStateForTests } from "../../src/stores/memory_state.ts";
 import { verifyRun } from "../../src/verify/mod.ts";
 import { keys, lookup } from "./_run.ts";
 
@@ -11,8 +13,9 @@ const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";
 const harness = { authorization: `Bearer ${HARNESS}` };
 
-function app(withKey: boolean) {
+function app(withKey: boolean, store = new MemoryStore()) {
   const boundary = new ToolBoundary({
+    store,
     tools: [lookup],
     ...(withKey ? { ledgerKey: keys.privateKey } : {}),
   });
@@ -114,4 +117,31 @@ Deno.test("the verify command exits 0 on a bundle that verifies and 1 with the v
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("GET /v1/runs/:runId/verdict verifies the store's run with the boundary's key: ok, an edit in the store, no key", async () => {
+  const store = new MemoryStore();
+  const served = app(true, store);
+  const runId = await runOver(served);
+  const verdictOf = async () => {
+    const res = await served.request(`/v1/runs/${runId}/verdict`, { headers: harness });
+    assert.equal(res.status, 200);
+    return (await res.json()).verdict;
+  };
+  assert.deepEqual(await verdictOf(), { ok: true, sealed: true, calls: 1 });
+  // An operator with write access edits what the tool returned.
+  const records = memoryStateForTests(store).records.get(runId)!;
+  const record = records.get("call_1")!;
+  records.set("call_1", { ...record, rawJson: JSON.stringify({ key: "a", value: "edited" }) });
+  assert.deepEqual(await verdictOf(), { ok: false, toolCallId: "call_1", reason: "ALTERED" });
+  const agent = await served.request(`/v1/runs/${runId}/verdict`, {
+    headers: { authorization: `Bearer ${AGENT}` },
+  });
+  assert.equal(agent.status, 403);
+
+  const unsigned = app(false);
+  const plain = await runOver(unsigned);
+  const res = await unsigned.request(`/v1/runs/${plain}/verdict`, { headers: harness });
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { verdict: null });
 });

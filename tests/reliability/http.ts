@@ -83,11 +83,12 @@ export async function startHttpSystem(f: Figures, storeTimeoutMs = 2_000): Promi
     } catch {
       json = null;
     }
-    // A record read by the harness holds the raw response by design (that is what records are
-    // for): everything else in it, and every other response, is scanned.
+    // A record read by the harness holds the raw response and what a throwing tool threw
+    // (`failure`) by design (that is what records are for): everything else in it, and every
+    // other response, is scanned.
     let scannedText = text;
     if (response.status === 200 && /\/tool-calls\/[^/]+$/.test(path) && isObject(json)) {
-      const { raw: _raw, ...rest } = json;
+      const { raw: _raw, failure: _failure, ...rest } = json;
       scannedText = JSON.stringify(rest);
     }
     const all = `${head.join("\n")}\n\n${scannedText}`;

@@ -401,6 +401,8 @@ const NUMERIC_ARGV: Record<string, { at: number[]; pairsFrom?: number }> = {
   getRun: { at: [1] },
   lookupCall: { at: [] },
   readCalls: { at: [] },
+  indexRun: { at: [2, 3] },
+  listRuns: { at: [2] },
 };
 
 async function sha1(text: string): Promise<string> {
@@ -455,6 +457,7 @@ Deno.test("UpstashStore wire: every number a script receives in ARGV is a plain 
       await store.get(run.runId, "call_search");
       await store.lookupCall(run.runId, "call_search");
       await store.listCalls(run.runId);
+      await store.listRuns!({ limit: 100 });
     }
     const seen = new Map<string, number>();
     const numbers: string[] = [];

@@ -1,7 +1,7 @@
 /**
  * A Worker that runs one agent turn per request: the AI SDK's mock model calls three tools in one
  * step (READY, a throwing tool, a writable one) through `aiSdkTools`, then answers. It replies
- * with what the model received and the records, for tests/runtime/ai_sdk_workerd_test.ts.
+ * with what the model received and the records, for tests/runtime/workerd_test.ts.
  */
 import { generateText, isStepCount } from "ai";
 import { MockLanguageModelV4 } from "ai/test";

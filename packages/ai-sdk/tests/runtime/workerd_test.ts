@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { ERROR_MESSAGES } from "@tool-boundary/core";
 import { CANARY_SECRET } from "@tool-boundary/core/testing";
-import { serveWorker } from "./setup.ts";
+import { serveWorker } from "../../../../tests/runtime/setup.ts";
 
 Deno.test("workerd: generateText with aiSdkTools runs a step of tool calls through the boundary", async () => {
   await serveWorker("packages/ai-sdk/tests/worker.ts", {}, async (base) => {
