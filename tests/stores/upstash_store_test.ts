@@ -404,6 +404,83 @@ Deno.test("UpstashStore: a run started by the earlier layout (begun set, no inde
   });
 });
 
+Deno.test("UpstashStore: a run started by layout 2 (c: fields, no tools list) reads, begins and ends as before", async () => {
+  await withUpstashFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = id("run");
+    const keys = store.keys(runId);
+    const now = Date.now();
+    // What layout 2 left after two begins and one complete: no 'tools' field.
+    await fixture.direct([
+      "HSET",
+      keys.run,
+      ...Object.entries({
+        runId,
+        status: "ACTIVE",
+        deadline: now + 600_000,
+        startedAt: now,
+        calls: 10,
+        used: 2,
+        attemptId: "start-2",
+        layout: "2",
+        "b:search": 5,
+        "u:search": 1,
+        "u:other": 1,
+        "c:call_1": "1:attempt-1:test-digest",
+        "c:call_2": "2:attempt-2:test-digest",
+      }).flat().map(String),
+    ]);
+    await fixture.direct(["RPUSH", keys.progress, "", "call_1"]);
+    for (const key of [keys.run, keys.progress]) {
+      await fixture.direct(["PEXPIRE", key, "600000"]);
+    }
+    const run = await store.getRun(runId);
+    assert.deepEqual([run?.budget, run?.used], [
+      { calls: 10, perTool: { search: 5 } },
+      { calls: 2, perTool: { search: 1, other: 1 } },
+    ]);
+    assert.deepEqual(await store.begin(beginRequest(runId, "call_1")), {
+      ok: false,
+      code: "DUPLICATE_TOOL_CALL",
+    });
+    assert.ok((await store.begin(beginRequest(runId, "call_3", { toolName: "third" }))).ok);
+    assert.equal(await fixture.direct(["HEXISTS", keys.run, "tools"]), 0, "the layout stays");
+    assert.deepEqual((await store.getRun(runId))?.used.perTool, { search: 1, other: 1, third: 1 });
+    const ended = await store.endRun({ runId, now });
+    assert.ok(ended.ok);
+    assert.deepEqual(ended.toolCallIds, ["call_1"]);
+    assert.deepEqual([ended.run.status, ended.run.used.calls], ["ENDED", 3]);
+  });
+});
+
+Deno.test("UpstashStore: a run read names only the tools a run has a budget or a count for, first-used tools included", async () => {
+  await withUpstashFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = id("run");
+    const now = Date.now();
+    const started = await store.startRun({
+      runId,
+      deadline: now + 600_000,
+      budget: { calls: 10, perTool: { search: 3, 'a/\\"b': 1 } },
+      ttlMs: 600_000,
+      attemptId: id("start"),
+      now,
+    });
+    assert.ok(started.ok);
+    for (const [toolCallId, toolName] of [["c1", "search"], ["c2", "fetch"], ["c3", "fetch"]]) {
+      assert.ok((await store.begin(beginRequest(runId, toolCallId!, { toolName }))).ok);
+    }
+    const tools = await fixture.direct(["HGET", store.keys(runId).run, "tools"]) as string;
+    // Each once: a tool with a budget from the start, the first call of another.
+    assert.deepEqual(JSON.parse(tools).sort(), ['a/\\"b', "fetch", "search"]);
+    const run = await store.getRun(runId);
+    assert.deepEqual([run?.budget.perTool, run?.used], [
+      { search: 3, 'a/\\"b': 1 },
+      { calls: 3, perTool: { search: 1, fetch: 2 } },
+    ]);
+  });
+});
+
 Deno.test("UpstashStore: a complete after its run expired is stored but not indexed", async () => {
   await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });

@@ -77,11 +77,33 @@ export const SUMMARY_FIELDS = [
 ] as const;
 
 /**
- * The run hash field that marks a run started with this layout (begun keys as `c:<toolCallId>`
- * fields, the progress list created by startRun). A run started by an earlier version of the
- * scripts has its begun keys in a set instead, and begin checks that set for such a run.
+ * The run hash field that marks a run started with a later layout: `"2"` (begun keys as
+ * `c:<toolCallId>` fields, the progress list created by startRun) or `"3"` (also `tools`, the
+ * names of the tools with a `b:` or `u:` field, so a run read never enumerates the hash). A run
+ * started by an earlier version of the scripts has its begun keys in a set instead, and begin
+ * checks that set for such a run.
  */
 export const LAYOUT_FIELD = "layout";
+
+/** The layout startRun writes now. */
+export const LAYOUT = "3";
+
+/**
+ * The fixed fields of a run hash that a run read returns (with the `b:` and `u:` fields of the
+ * tools named in `tools`): none of them grows with the calls.
+ */
+export const RUN_FIELDS = [
+  "runId",
+  "status",
+  "deadline",
+  "startedAt",
+  "calls",
+  "used",
+  "attemptId",
+  "endedAt",
+  "endedProgress",
+  LAYOUT_FIELD,
+] as const;
 
 /** The field list of an HMGET, as Lua arguments. */
 const luaFields = (fields: readonly string[]) => fields.map((f) => `'${f}'`).join(", ");
@@ -94,24 +116,70 @@ const readRecord = (key: string) =>
   `local out = redis.call('HMGET', ${key}, ${luaFields(RECORD_FIELDS)})`;
 
 /**
- * Lua: replies `["OK", field, value, ...]` of the run hash, without the `c:` fields of its begun
- * calls, the `p:` proof hashes of its signed completes and its `seal` unless `calls`, or `[]`
- * when absent. A run hash holds one `c:` field per begun call, so only listCalls and exportRun,
- * which need them, pay for sending them.
+ * Lua: `run_items(key)` = the run hash as `{field, value, ...}` without the `c:` fields of its
+ * begun calls, the `p:` proof hashes of its signed completes and its `seal`, or nil when absent;
+ * and the seal (`false` when none).
+ * For a run of layout ${LAYOUT} it reads a fixed field list, then the `b:` and `u:` fields of the
+ * tools its `tools` field names: two HMGETs, whatever the number of calls. A run of an earlier
+ * layout has no `tools`: the whole hash is read and filtered, as then.
+ *
+ * `run_reply(key, calls)`: `["OK", field, value, ...]` of those items (with `calls`, the whole
+ * hash, for listCalls and exportRun, which need the begun keys), or `[]` when absent.
  */
-const RUN_REPLY = `
-local function run_reply(key, calls)
-  local all = redis.call('HGETALL', key)
-  if #all == 0 then return '[]' end
-  local out = {'OK'}
+const RUN_READ = `
+local function run_items(key)
+  local fixed = redis.call('HMGET', key, ${luaFields(RUN_FIELDS)}, 'tools', 'seal')
+  if not fixed[2] then return nil end
+  local items = {}
+  if fixed[${RUN_FIELDS.length}] == '${LAYOUT}' and fixed[${RUN_FIELDS.length + 1}] then
+    local names = {${luaFields(RUN_FIELDS)}}
+    for i = 1, #names do
+      if fixed[i] then
+        items[#items + 1] = names[i]
+        items[#items + 1] = fixed[i]
+      end
+    end
+    local fields = {}
+    for _, tool in ipairs(cjson.decode(fixed[${RUN_FIELDS.length + 1}])) do
+      fields[#fields + 1] = 'b:' .. tool
+      fields[#fields + 1] = 'u:' .. tool
+    end
+    for i = 1, #fields, 2000 do
+      local last = math.min(i + 1999, #fields)
+      local values = redis.call('HMGET', key, unpack(fields, i, last))
+      for j = 1, last - i + 1 do
+        if values[j] then
+          items[#items + 1] = fields[i + j - 1]
+          items[#items + 1] = values[j]
+        end
+      end
+    end
+    return items, fixed[${RUN_FIELDS.length + 2}]
+  end
+  local all, seal = redis.call('HGETALL', key), false
   for i = 1, #all, 2 do
     local p2 = string.sub(all[i], 1, 2)
-    if calls or (p2 ~= 'c:' and p2 ~= 'p:' and all[i] ~= 'seal') then
-      out[#out + 1] = all[i]
-      out[#out + 1] = all[i + 1]
+    if all[i] == 'seal' then
+      seal = all[i + 1]
+    elseif p2 ~= 'c:' and p2 ~= 'p:' and all[i] ~= 'tools' then
+      items[#items + 1] = all[i]
+      items[#items + 1] = all[i + 1]
     end
   end
-  return cjson.encode(out)
+  return items, seal
+end
+
+local function run_reply(key, calls)
+  if calls then
+    local all = redis.call('HGETALL', key)
+    if #all == 0 then return '[]' end
+    table.insert(all, 1, 'OK')
+    return cjson.encode(all)
+  end
+  local items = run_items(key)
+  if not items then return '[]' end
+  table.insert(items, 1, 'OK')
+  return cjson.encode(items)
 end
 `;
 
@@ -132,7 +200,7 @@ export const START_RUN: LuaScript = {
 -- Reply: ["OK"] when created (the caller knows every field)
 --      | ["OK", field, value, ...] (the run hash) for a repeat of the same attempt
 --      | ["RUN_ALREADY_EXISTS"]
-${RUN_REPLY}
+${RUN_READ}
 local attempt = redis.call('HGET', KEYS[1], 'attemptId')
 if attempt then
   if attempt ~= ARGV[2] then return ${fixed("RUN_ALREADY_EXISTS")} end
@@ -148,11 +216,16 @@ redis.call('PEXPIRE', KEYS[2], ARGV[5])
 -- index to outlive its run by that millisecond.
 local expireAt = redis.call('PEXPIRETIME', KEYS[2])
 local fields = {'runId', ARGV[1], 'status', 'ACTIVE', 'deadline', ARGV[3], 'startedAt', ARGV[6],
-  'calls', ARGV[4], 'used', '0', 'attemptId', ARGV[2], '${LAYOUT_FIELD}', '2'}
+  'calls', ARGV[4], 'used', '0', 'attemptId', ARGV[2], '${LAYOUT_FIELD}', '${LAYOUT}'}
+local tools = {}
 for i = 7, #ARGV, 2 do
   fields[#fields + 1] = 'b:' .. ARGV[i]
   fields[#fields + 1] = ARGV[i + 1]
+  tools[#tools + 1] = ARGV[i]
 end
+-- The tools a run read looks up (cjson encodes an empty table as {}).
+fields[#fields + 1] = 'tools'
+fields[#fields + 1] = #tools == 0 and '[]' or cjson.encode(tools)
 -- One HSET, in pieces only past what unpack can pass at once.
 for i = 1, #fields, 2000 do
   redis.call('HSET', KEYS[1], unpack(fields, i, math.min(i + 1999, #fields)))
@@ -170,7 +243,7 @@ export const GET_RUN: LuaScript = {
 -- KEYS[1]  run hash
 -- ARGV[1]  '1' to include the begun calls (listCalls), '0' not
 -- Reply: ["OK", field, value, ...] | [] when absent
-${RUN_REPLY}
+${RUN_READ}
 return run_reply(KEYS[1], ARGV[1] == '1')
 `,
 };
@@ -196,7 +269,7 @@ export const BEGIN: LuaScript = {
 -- A begun key is the run hash field c:<toolCallId> = '<seq>:<attemptId>:<requestDigest>', kept for
 -- the life of the run (also after its record expired); the digest holds no ':'.
 local run = redis.call('HMGET', KEYS[1], 'status', 'deadline', 'calls', 'used',
-  'b:' .. ARGV[3], 'u:' .. ARGV[3], 'c:' .. ARGV[2], '${LAYOUT_FIELD}')
+  'b:' .. ARGV[3], 'u:' .. ARGV[3], 'c:' .. ARGV[2], '${LAYOUT_FIELD}', 'tools')
 -- startRun gives every run hash a status: none means no run.
 if not run[1] then return ${fixed("RUN_NOT_FOUND")} end
 local attempt, digest
@@ -237,9 +310,16 @@ redis.call('PEXPIRE', KEYS[2], ARGV[6])
 -- below 2^53). Cut off before it, the record exists unmarked: it expires with its TTL, and the
 -- same attempt begins again (its budget counted then, once).
 local seq = string.format('%d', tonumber(run[4]) + 1)
-redis.call('HSET', KEYS[1], 'used', seq,
-  'u:' .. ARGV[3], string.format('%d', tonumber(run[6] or '0') + 1),
-  'c:' .. ARGV[2], seq .. ':' .. ARGV[5] .. ':' .. ARGV[9])
+local set = {'used', seq, 'u:' .. ARGV[3], string.format('%d', tonumber(run[6] or '0') + 1),
+  'c:' .. ARGV[2], seq .. ':' .. ARGV[5] .. ':' .. ARGV[9]}
+-- A tool's first call (no budget, no count yet) adds its name to the tools a run read looks up,
+-- in the same write as its count: a run read never misses a u: field.
+if run[9] and not run[5] and not run[6] then
+  set[#set + 1] = 'tools'
+  set[#set + 1] = run[9] == '[]' and ('[' .. cjson.encode(ARGV[3]) .. ']')
+    or (string.sub(run[9], 1, -2) .. ',' .. cjson.encode(ARGV[3]) .. ']')
+end
+redis.call('HSET', KEYS[1], unpack(set))
 return ${fixed("OK")}
 `,
 };
@@ -369,27 +449,29 @@ export const END_RUN: LuaScript = {
 --        seal (false when none), then (while none) per begun call: toolCallId, its c: value,
 --        its proof hash (false when none)]
 --      | ["RUN_NOT_FOUND"]
-local all = redis.call('HGETALL', KEYS[1])
-if #all == 0 then return ${fixed("RUN_NOT_FOUND")} end
+${RUN_READ}
+local items, seal = run_items(KEYS[1])
+if not items then return ${fixed("RUN_NOT_FOUND")} end
 local out, status_at, kept = {'OK', '0'}, nil, nil
-local sealing, seal, begun, hashes = ARGV[2] == '1', false, {}, {}
-for i = 1, #all, 2 do
-  local field = all[i]
-  local p2 = string.sub(field, 1, 2)
-  if p2 == 'c:' then
-    if sealing then
-      begun[#begun + 1] = field
-      begun[field] = all[i + 1]
+for i = 1, #items, 2 do
+  local n = #out
+  out[n + 1], out[n + 2] = items[i], items[i + 1]
+  if items[i] == 'status' then status_at = n + 2
+  elseif items[i] == 'endedProgress' then kept = items[i + 1] end
+end
+-- The seal's state: every begun call and its proof hash, read (the whole run hash, once per
+-- call) only with a ledger key and only while the run has no seal.
+local sealing, begun, hashes = ARGV[2] == '1', {}, {}
+if sealing and not seal then
+  local all = redis.call('HGETALL', KEYS[1])
+  for i = 1, #all, 2 do
+    local p2 = string.sub(all[i], 1, 2)
+    if p2 == 'c:' then
+      begun[#begun + 1] = all[i]
+      begun[all[i]] = all[i + 1]
+    elseif p2 == 'p:' then
+      hashes[string.sub(all[i], 3)] = all[i + 1]
     end
-  elseif p2 == 'p:' then
-    hashes[string.sub(field, 3)] = all[i + 1]
-  elseif field == 'seal' then
-    seal = all[i + 1]
-  else
-    local n = #out
-    out[n + 1], out[n + 2] = field, all[i + 1]
-    if field == 'status' then status_at = n + 2
-    elseif field == 'endedProgress' then kept = all[i + 1] end
   end
 end
 if status_at and out[status_at] == 'ACTIVE' then
