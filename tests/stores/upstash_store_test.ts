@@ -389,9 +389,10 @@ Deno.test("UpstashStore: a run started by the earlier layout (begun set, no inde
       const done = await store.complete({ runId, toolCallId, attemptId, outcome: READY, now });
       assert.ok(done.ok, toolCallId);
     }
-    assert.deepEqual(await fixture.direct(["LRANGE", keys.progress, "0", "-1"]), [
-      "call_new",
-      "call_old",
+    const entries = await fixture.direct(["LRANGE", keys.progress, "0", "-1"]) as string[];
+    assert.deepEqual(entries, [
+      `call_new r${fresh.now + fresh.ttlMs}`,
+      `call_old r${now + 60_000}`,
     ]);
     const ttl = await fixture.direct(["PTTL", keys.progress]) as number;
     assert.ok(ttl > 0 && ttl <= 600_000, `the index got the run's TTL: ${ttl}`);

@@ -396,10 +396,12 @@ end
 -- startRun created the index with the run's TTL, so RPUSHX (which never creates) is enough
 -- while the run lives. It answers 0 when the run is gone, or when the run was started before
 -- startRun created the index: then, while the run lives (PTTL is not -2), RPUSH creates it.
-if redis.call('RPUSHX', KEYS[3], ARGV[1]) == 0 then
+-- The entry marks the outcome: '<id> r<expiresAt>' for READY, '<id> e' for ERROR (see END_RUN).
+local entry = ARGV[1] .. (status == 'READY' and (' r' .. ${c("expiresAt")}) or ' e')
+if redis.call('RPUSHX', KEYS[3], entry) == 0 then
   local ttl = redis.call('PTTL', KEYS[2])
   if ttl ~= -2 then
-    redis.call('RPUSH', KEYS[3], ARGV[1])
+    redis.call('RPUSH', KEYS[3], entry)
     if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
   end
 end
@@ -444,11 +446,19 @@ export const END_RUN: LuaScript = {
   source: `-- endRun
 -- KEYS[1]  run hash       KEYS[2] progress list
 -- ARGV[1]  now            ARGV[2] '1' for the seal, '0' not
+-- ARGV[3]  the page's first position, '' for the whole index   ARGV[4] the page's size
 -- Reply: ["OK", "<n>", <n run hash items: field, value, ...>, <tool call IDs in order>]
 --      | with the seal: ["OK", "<n>", <n run hash items>, "<m>", <m tool call IDs>,
 --        seal (false when none), then (while none) per begun call: toolCallId, its c: value,
 --        its proof hash (false when none)]
+--      | with a page, the IDs are those of the page, after "<next>" (false after the last page)
+--        and "<left>"; and with the seal, before the seal: "<k>", every completed call's ID
+--        ("0" and none once there is a seal)
 --      | ["RUN_NOT_FOUND"]
+-- An index entry is '<id> r<expiresAt>' (READY), '<id> e' (ERROR) or, written before the marks,
+-- '<id>': a run with such an entry gets all its candidates in one page, as its records alone
+-- tell READY from ERROR. The marks are read, no record is: the READY entries past the page are
+-- counted (those whose expiresAt is past ARGV[1] are gone), not resolved.
 ${RUN_READ}
 local items, seal = run_items(KEYS[1])
 if not items then return ${fixed("RUN_NOT_FOUND")} end
@@ -490,21 +500,44 @@ if not kept then
 elseif kept ~= '0' then
   ids = redis.call('LRANGE', KEYS[2], 0, tonumber(kept) - 1)
 end
-if sealing then
-  out[#out + 1] = '0'
-end
-local count_at = #out
--- Without the sentinel, each ID once, where it first appears.
-local seen = {}
+-- Without the sentinel, each ID once, where it first appears; its outcome from its mark.
+local seen, done, ready, expiry, unmarked = {}, {}, {}, {}, false
 for i = 1, #ids do
-  local id = ids[i]
+  local id, mark = string.match(ids[i], '^(%S+) (.*)$')
+  if not id then id = ids[i] end
   if id ~= '' and not seen[id] then
     seen[id] = true
-    out[#out + 1] = id
+    done[#done + 1] = id
+    if not mark then
+      unmarked = true
+      ready[#ready + 1] = id
+    elseif string.sub(mark, 1, 1) == 'r' then
+      ready[#ready + 1] = id
+      expiry[#ready] = tonumber(string.sub(mark, 2))
+    end
   end
 end
+local listed = done
+if ARGV[3] ~= '' then
+  local from, last = tonumber(ARGV[3]), #ready
+  if not unmarked then last = math.min(#ready, from + tonumber(ARGV[4])) end
+  local now, left = tonumber(ARGV[1]), 0
+  for i = last + 1, #ready do
+    if expiry[i] > now then left = left + 1 end
+  end
+  out[#out + 1] = last < #ready and string.format('%d', last) or false
+  out[#out + 1] = string.format('%d', left)
+  listed = {}
+  for i = from + 1, last do listed[#listed + 1] = ready[i] end
+end
+if sealing then out[#out + 1] = string.format('%d', #listed) end
+for i = 1, #listed do out[#out + 1] = listed[i] end
 if sealing then
-  out[count_at] = tostring(#out - count_at)
+  if ARGV[3] ~= '' then
+    if seal then done = {} end
+    out[#out + 1] = string.format('%d', #done)
+    for i = 1, #done do out[#out + 1] = done[i] end
+  end
   out[#out + 1] = seal
   if not seal then
     for i = 1, #begun do

@@ -25,6 +25,7 @@ import type {
   CallSummary,
   CompleteRefusal,
   CompleteRequest,
+  EndRunPageState,
   EndRunRefusal,
   EndRunRequest,
   FactRow,
@@ -710,36 +711,63 @@ export class UpstashStore implements Store {
   }
 
   /** {@inheritDoc Store.endRun} */
-  async endRun(
-    request: EndRunRequest,
-  ): Promise<
-    { ok: true; run: RunState; toolCallIds: string[]; seal?: SealState } | EndRunRefusal
+  async endRun(request: EndRunRequest): Promise<
+    {
+      ok: true;
+      run: RunState;
+      toolCallIds: string[];
+      seal?: SealState;
+      page?: EndRunPageState;
+    } | EndRunRefusal
   > {
     const invalid = checkEndRunRequest(request);
     if (invalid !== null) return refuse(invalid);
     const keys = [this.#runKey(request.runId), this.#progressKey(request.runId)];
     const sealing = request.seal === true;
-    const reply = await this.#call(END_RUN, keys, [intArg(request.now), sealing ? "1" : "0"]);
+    const { page } = request;
+    const reply = await this.#call(END_RUN, keys, [
+      intArg(request.now),
+      sealing ? "1" : "0",
+      page === undefined ? "" : intArg(page.from),
+      page === undefined ? "" : intArg(page.limit),
+    ]);
     const status = replyStatus(reply);
     if (status !== "OK") return refusalOf(status, END_RUN_CODES);
     return this.#parse(() => {
       const items = int(reply[1]);
       const run = toRun(reply.slice(2, 2 + items));
-      if (!sealing) {
-        return { ok: true as const, run, toolCallIds: reply.slice(2 + items).map(text) };
+      let at = 2 + items;
+      let paged: EndRunPageState | undefined;
+      if (page !== undefined) {
+        const next = reply[at] ?? null;
+        paged = { next: next === null ? null : int(next), left: int(reply[at + 1]) };
+        at += 2;
       }
-      const idsAt = 3 + items;
-      const count = int(reply[2 + items]);
-      const toolCallIds = reply.slice(idsAt, idsAt + count).map(text);
-      const sealJson = reply[idsAt + count] ?? null;
+      const pageOf = paged === undefined ? {} : { page: paged };
+      if (!sealing) {
+        return { ok: true as const, run, toolCallIds: reply.slice(at).map(text), ...pageOf };
+      }
+      const count = int(reply[at]);
+      const toolCallIds = reply.slice(at + 1, at + 1 + count).map(text);
+      at += 1 + count;
+      let completed: string[] | undefined;
+      if (page !== undefined) {
+        const done = int(reply[at]);
+        completed = reply.slice(at + 1, at + 1 + done).map(text);
+        at += 1 + done;
+      }
+      const sealJson = reply[at] ?? null;
       const begun: (BegunCall & { hash: string | null })[] = [];
-      for (let i = idsAt + count + 1; i + 2 < reply.length; i += 3) {
+      for (let i = at + 1; i + 2 < reply.length; i += 3) {
         const toolCallId = text(reply[i]);
         begun.push({ ...toBegunCall(toolCallId, reply[i + 1]), hash: reply[i + 2] ?? null });
       }
       begun.sort((a, b) => a.seq - b.seq);
       const calls = begun.map(({ toolCallId, hash }) => ({ toolCallId, hash }));
-      return { ok: true as const, run, toolCallIds, seal: { sealJson, calls } };
+      const seal: SealState = completed === undefined
+        ? { sealJson, calls }
+        : { sealJson, calls, completed };
+      return { ok: true as const, run, toolCallIds, seal, ...pageOf };
     });
   }
 
