@@ -500,30 +500,38 @@ if not kept then
 elseif kept ~= '0' then
   ids = redis.call('LRANGE', KEYS[2], 0, tonumber(kept) - 1)
 end
--- Without the sentinel, each ID once, where it first appears; its outcome from its mark.
-local seen, done, ready, expiry, unmarked = {}, {}, {}, {}, false
+-- Without the sentinel, each ID once, where it first appears; its outcome from its mark. A plain
+-- find and no number read per entry: this loop is the one part of an end that walks the index.
+local paging = ARGV[3] ~= ''
+local want_done = not paging or (sealing and not seal)
+local seen, done, ready, marks, unmarked = {}, {}, {}, {}, false
 for i = 1, #ids do
-  local id, mark = string.match(ids[i], '^(%S+) (.*)$')
-  if not id then id = ids[i] end
+  local entry = ids[i]
+  local space = string.find(entry, ' ', 1, true)
+  local id = space and string.sub(entry, 1, space - 1) or entry
   if id ~= '' and not seen[id] then
     seen[id] = true
-    done[#done + 1] = id
-    if not mark then
+    if want_done then done[#done + 1] = id end
+    if not space then
       unmarked = true
       ready[#ready + 1] = id
-    elseif string.sub(mark, 1, 1) == 'r' then
+    elseif string.byte(entry, space + 1) == 114 then -- 'r': READY
       ready[#ready + 1] = id
-      expiry[#ready] = tonumber(string.sub(mark, 2))
+      marks[#ready] = entry
     end
   end
 end
 local listed = done
-if ARGV[3] ~= '' then
+if paging then
   local from, last = tonumber(ARGV[3]), #ready
   if not unmarked then last = math.min(#ready, from + tonumber(ARGV[4])) end
   local now, left = tonumber(ARGV[1]), 0
   for i = last + 1, #ready do
-    if expiry[i] > now then left = left + 1 end
+    -- Its expiresAt, read only for the entries past the page.
+    local entry = marks[i]
+    if tonumber(string.sub(entry, string.find(entry, ' ', 1, true) + 2)) > now then
+      left = left + 1
+    end
   end
   out[#out + 1] = last < #ready and string.format('%d', last) or false
   out[#out + 1] = string.format('%d', left)

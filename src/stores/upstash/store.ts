@@ -402,10 +402,12 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  * - Every transition (start run, begin, complete, end run) is one Lua script, so it is atomic
  *   and costs one REST round trip (`EVALSHA`; `EVAL` once more when Redis answers `NOSCRIPT`).
  *   Reads (`get`, `getRun`, `lookupCall`) are one round trip too and never touch a TTL;
- *   `listCalls` is two (the run, then its records). Ending a run costs
- *   two round trips whatever the number of calls: `endRun` returns the progress index, then
- *   `readFacts` resolves all of it in one script that reads only the fact fields of each record
- *   hash, so no request or raw payload leaves Redis.
+ *   `listCalls` is two (the run, then its records). A run read (`getRun`, `endRun`) reads a fixed
+ *   field list and the budgets of the tools the run names, never the per-call fields. Ending a run
+ *   costs two round trips whatever the number of calls: `endRun` returns a page of the READY
+ *   calls in the progress index (and counts the rest from the index's marks), then `readFacts`
+ *   resolves the page in one script that reads only the fact fields of each record hash, so no
+ *   request or raw payload leaves Redis; another page only while the fact caps are not filled.
  * - All keys of a run share the hash tag `{<runId>}`: the scripts are Redis Cluster-safe, and
  *   fit Upstash's key locking (`keyLocking: true`, for Upstash itself only).
  * - The client's retries are safe: a begin or complete resent with the same `attemptId` is
