@@ -190,7 +190,7 @@ const EXPECTED: Record<string, string> = {
   lookupCall: ">EVALSHA HMGET HMGET",
   "lookupCall, never begun": ">EVALSHA HMGET",
   "listCalls, 2 calls": ">EVALSHA HGETALL >EVALSHA HMGET HMGET",
-  "endRun, first": ">EVALSHA HMGET HMGET LLEN HSET LRANGE",
+  "endRun, first": ">EVALSHA HMGET HMGET LLEN LRANGE HSET",
   "endRun, again": ">EVALSHA HMGET HMGET LRANGE",
   "readFacts, 2 calls": ">EVALSHA HMGET HMGET",
 };
@@ -203,7 +203,7 @@ const EXPECTED_LEDGER: Record<string, string> = {
   // One more command: the proof hash also goes into the run hash, for the seal.
   "complete with a proof": ">EVALSHA HMGET RPUSHX HSET HSET",
   // The whole run hash (every begun call and its proof hash) only while the run has no seal.
-  "endRun with seal, first": ">EVALSHA HMGET HMGET HGETALL LLEN HSET LRANGE",
+  "endRun with seal, first": ">EVALSHA HMGET HMGET HGETALL LLEN LRANGE HSET",
   "sealRun": ">EVALSHA EXISTS HSETNX",
   "endRun with seal, again": ">EVALSHA HMGET HMGET LRANGE",
   "exportRun, 2 calls": ">EVALSHA HGETALL >EVALSHA HMGET HMGET",

@@ -51,6 +51,8 @@ const READY: CompleteOutcome = {
   agentResultJson: '{"evidence":"EVIDENCE_FOUND","scope":"index","content":["a"]}',
 };
 
+const FAILED: CompleteOutcome = { status: "ERROR", errorCode: "EXECUTION_FAILED", rawJson: null };
+
 /** Runs every script once, so the next request of each is a single EVALSHA. */
 async function warmScripts(store: UpstashStore): Promise<void> {
   const runId = await startRun(store);
@@ -479,6 +481,45 @@ Deno.test("UpstashStore: a run read names only the tools a run has a budget or a
       { search: 3, 'a/\\"b': 1 },
       { calls: 3, perTool: { search: 1, fetch: 2 } },
     ]);
+  });
+});
+
+Deno.test("UpstashStore: the first end counts the READY entries once; a later page walks only up to itself, and past the soonest expiry counts by expiry", async () => {
+  await withUpstashFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = await startRun(store);
+    const keys = store.keys(runId);
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const request = beginRequest(runId, `call_${i}`, { ttlMs: i === 30 ? 1_000 : 600_000 });
+      assert.ok((await store.begin(request)).ok);
+      const outcome: CompleteOutcome = i % 4 === 3 ? FAILED : READY;
+      const { toolCallId, attemptId } = request;
+      assert.ok(
+        (await store.complete({ runId, toolCallId, attemptId, outcome, now: request.now }))
+          .ok,
+      );
+      if (outcome === READY) ids.push(toolCallId);
+    }
+    const now = Date.now();
+    const first = await store.endRun({ runId, now, page: { from: 0, limit: 5 } });
+    assert.ok(first.ok);
+    assert.deepEqual([first.toolCallIds, first.page], [ids.slice(0, 5), { next: 5, left: 25 }]);
+    const [counted, soonest] = await fixture.direct([
+      "HMGET",
+      keys.run,
+      "endedReady",
+      "endedExpiry",
+    ]) as string[];
+    assert.equal(counted, "30");
+    assert.ok(Number(soonest) < now + 2_000, "call_30's short TTL");
+    const later = await store.endRun({ runId, now, page: { from: 5, limit: 3 } });
+    assert.ok(later.ok);
+    assert.deepEqual([later.toolCallIds, later.page], [ids.slice(5, 8), { next: 8, left: 22 }]);
+    // Past call_30's expiresAt: counted by each entry's expiry, call_30 no longer.
+    const late = await store.endRun({ runId, now: now + 5_000, page: { from: 5, limit: 3 } });
+    assert.ok(late.ok);
+    assert.deepEqual([late.toolCallIds, late.page], [ids.slice(5, 8), { next: 8, left: 21 }]);
   });
 });
 

@@ -102,6 +102,8 @@ export const RUN_FIELDS = [
   "attemptId",
   "endedAt",
   "endedProgress",
+  "endedReady",
+  "endedExpiry",
   LAYOUT_FIELD,
 ] as const;
 
@@ -462,12 +464,14 @@ export const END_RUN: LuaScript = {
 ${RUN_READ}
 local items, seal = run_items(KEYS[1])
 if not items then return ${fixed("RUN_NOT_FOUND")} end
-local out, status_at, kept = {'OK', '0'}, nil, nil
+local out, status_at, kept, counted, soonest = {'OK', '0'}, nil, nil, nil, nil
 for i = 1, #items, 2 do
   local n = #out
   out[n + 1], out[n + 2] = items[i], items[i + 1]
   if items[i] == 'status' then status_at = n + 2
-  elseif items[i] == 'endedProgress' then kept = items[i + 1] end
+  elseif items[i] == 'endedProgress' then kept = items[i + 1]
+  elseif items[i] == 'endedReady' then counted = tonumber(items[i + 1])
+  elseif items[i] == 'endedExpiry' then soonest = tonumber(items[i + 1]) end
 end
 -- The seal's state: every begun call and its proof hash, read (the whole run hash, once per
 -- call) only with a ledger key and only while the run has no seal.
@@ -484,56 +488,79 @@ if sealing and not seal then
     end
   end
 end
-if status_at and out[status_at] == 'ACTIVE' then
+local ending = status_at and out[status_at] == 'ACTIVE'
+if ending then
   -- The length of the list as it is, sentinel and repeats included: the prefix is what counts.
   kept = string.format('%d', redis.call('LLEN', KEYS[2]))
-  redis.call('HSET', KEYS[1], 'status', 'ENDED', 'endedAt', ARGV[1], 'endedProgress', kept)
   out[status_at] = 'ENDED'
   local n = #out
   out[n + 1], out[n + 2] = 'endedAt', ARGV[1]
 end
 out[2] = tostring(#out - 2)
-local ids = {}
-if not kept then
-  -- Ended before endedProgress existed: the whole index, as then.
-  ids = redis.call('LRANGE', KEYS[2], 0, -1)
-elseif kept ~= '0' then
-  ids = redis.call('LRANGE', KEYS[2], 0, tonumber(kept) - 1)
-end
--- Without the sentinel, each ID once, where it first appears; its outcome from its mark. A plain
--- find and no number read per entry: this loop is the one part of an end that walks the index.
-local paging = ARGV[3] ~= ''
+local now, paging = tonumber(ARGV[1]), ARGV[3] ~= ''
 local want_done = not paging or (sealing and not seal)
-local seen, done, ready, marks, unmarked = {}, {}, {}, {}, false
-for i = 1, #ids do
-  local entry = ids[i]
-  local space = string.find(entry, ' ', 1, true)
-  local id = space and string.sub(entry, 1, space - 1) or entry
-  if id ~= '' and not seen[id] then
-    seen[id] = true
-    if want_done then done[#done + 1] = id end
-    if not space then
-      unmarked = true
-      ready[#ready + 1] = id
-    elseif string.byte(entry, space + 1) == 114 then -- 'r': READY
-      ready[#ready + 1] = id
-      marks[#ready] = entry
+-- The whole prefix is walked by the first end (which counts its READY entries, endedReady, and
+-- keeps the soonest expiresAt among them, endedExpiry), for the completed IDs (the seal, or no
+-- page), and once a READY entry may have expired; any other end walks only up to its page.
+local whole = want_done or ending or not counted or (soonest and soonest <= now)
+local upto = whole and math.huge or tonumber(ARGV[3]) + tonumber(ARGV[4])
+local size = kept and tonumber(kept) or redis.call('LLEN', KEYS[2])
+-- Without the sentinel, each ID once, where it first appears; its outcome from its mark. A plain
+-- find and no number read per entry but for the count: nothing else of an end walks the index.
+local seen, done, ready, marks, unmarked, min_expiry, min_text = {}, {}, {}, {}, false, nil, nil
+local at, chunk = 0, whole and size or math.max(64, 2 * upto)
+while at < size and #ready < upto do
+  local ids = redis.call('LRANGE', KEYS[2], at, math.min(size, at + chunk) - 1)
+  at = at + #ids
+  for i = 1, #ids do
+    local entry = ids[i]
+    local space = string.find(entry, ' ', 1, true)
+    local id = space and string.sub(entry, 1, space - 1) or entry
+    if id ~= '' and not seen[id] then
+      seen[id] = true
+      if want_done then done[#done + 1] = id end
+      if not space then
+        unmarked = true
+        ready[#ready + 1] = id
+      elseif string.byte(entry, space + 1) == 114 then -- 'r': READY
+        ready[#ready + 1] = id
+        marks[#ready] = entry
+        if whole then
+          local text = string.sub(entry, space + 2)
+          local expiry = tonumber(text)
+          if not min_expiry or expiry < min_expiry then min_expiry, min_text = expiry, text end
+        end
+      end
     end
   end
+  if #ids == 0 then break end
+end
+if ending then
+  local set = {'status', 'ENDED', 'endedAt', ARGV[1], 'endedProgress', kept}
+  if not unmarked then
+    set[#set + 1], set[#set + 2] = 'endedReady', string.format('%d', #ready)
+    if min_text then set[#set + 1], set[#set + 2] = 'endedExpiry', min_text end
+  end
+  redis.call('HSET', KEYS[1], unpack(set))
 end
 local listed = done
 if paging then
-  local from, last = tonumber(ARGV[3]), #ready
-  if not unmarked then last = math.min(#ready, from + tonumber(ARGV[4])) end
-  local now, left = tonumber(ARGV[1]), 0
-  for i = last + 1, #ready do
-    -- Its expiresAt, read only for the entries past the page.
-    local entry = marks[i]
-    if tonumber(string.sub(entry, string.find(entry, ' ', 1, true) + 2)) > now then
-      left = left + 1
+  local from, total = tonumber(ARGV[3]), #ready
+  if not whole then total = counted end
+  local last = unmarked and total or math.min(total, from + tonumber(ARGV[4]))
+  local left = total - last
+  if whole then
+    -- The entries past the page whose records may have expired: by their expiresAt.
+    left = 0
+    for i = last + 1, #ready do
+      local entry = marks[i]
+      if tonumber(string.sub(entry, string.find(entry, ' ', 1, true) + 2)) > now then
+        left = left + 1
+      end
     end
   end
-  out[#out + 1] = last < #ready and string.format('%d', last) or false
+  local ready_total = total
+  out[#out + 1] = last < ready_total and string.format('%d', last) or false
   out[#out + 1] = string.format('%d', left)
   listed = {}
   for i = from + 1, last do listed[#listed + 1] = ready[i] end
