@@ -256,7 +256,8 @@ async function runReads(): Promise<void> {
     const boundary = new ToolBoundary({ store, tools, recordTtlMs: ttlMs });
     const getRuns = await Promise.all(GET_SIZES.map((size) => seed(store, size, false)));
     const endRuns = await Promise.all(END_SIZES.map((size) => seed(store, size, true)));
-    const firstEnd = await Promise.all(endRuns.map((runId) => time(() => boundary.endRun(runId))));
+    const firstEnd: number[] = [];
+    for (const runId of endRuns) firstEnd.push(await time(() => boundary.endRun(runId)));
     const gets = GET_SIZES.map(() => [] as number[]);
     const ends = END_SIZES.map(() => [] as number[]);
     for (let r = 0; r < READ_SAMPLES + 2; r++) {

@@ -222,6 +222,7 @@ export class MemoryStore implements Store {
       ended: null,
       ready: [],
       endedReady: null,
+      endedExpiry: Number.POSITIVE_INFINITY,
       begun: new Map(),
       hashes: new Map(),
       sealJson: null,
@@ -346,6 +347,10 @@ export class MemoryStore implements Store {
       run.state.endedAt = request.now;
       run.ended = run.progress.length;
       run.endedReady = run.ready.length;
+      // Once, here: until this expiry passes, no READY record of the prefix has expired.
+      for (const { expiresAt } of run.ready) {
+        if (expiresAt < run.endedExpiry) run.endedExpiry = expiresAt;
+      }
     }
     // The first endRun fixes the facts: a call completed after it is recorded, not listed.
     const ended = run.ended ?? run.progress.length;
@@ -355,14 +360,18 @@ export class MemoryStore implements Store {
     if (page === undefined) {
       toolCallIds = run.progress.slice(0, ended);
     } else {
-      // The page's IDs only; the READY completes after it are counted by expiry, not copied.
+      // The page's IDs only; the READY completes after it are counted, not copied (by expiry
+      // only once the soonest of them has passed).
       const ready = run.ready;
       const end = run.endedReady ?? ready.length;
       const last = Math.min(end, page.from + page.limit);
       toolCallIds = [];
       for (let i = page.from; i < last; i++) toolCallIds.push(ready[i]!.toolCallId);
-      let left = 0;
-      for (let i = last; i < end; i++) if (ready[i]!.expiresAt > now) left++;
+      let left = end - last;
+      if (run.endedExpiry <= now) {
+        left = 0;
+        for (let i = last; i < end; i++) if (ready[i]!.expiresAt > now) left++;
+      }
       paged = { page: { next: last < end ? last : null, left } };
     }
     if (request.seal !== true) {

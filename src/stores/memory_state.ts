@@ -18,6 +18,8 @@ export interface RunEntry {
   ready: { toolCallId: string; expiresAt: number }[];
   /** How many of `ready` the first endRun fixed. */
   endedReady: number | null;
+  /** The soonest expiry among those, kept by the first endRun (`Infinity` for none). */
+  endedExpiry: number;
   /** Every key begun in the run, in begin order: a key stays used after its record expires. */
   begun: Map<string, BegunCall>;
   /** The `proof.hash` each signed complete carried, by tool call ID, for the seal. */
