@@ -442,6 +442,9 @@ return cjson.encode(out)
  * Ends a run (idempotent) and returns it with its progress index. The first end fixes the facts:
  * it keeps the index's length in the run hash (`endedProgress`), and every end returns that
  * prefix, so a call that completes after the first end is recorded (and indexed) but never listed.
+ * With a page it returns only that page of the READY entries and counts those after it; the first
+ * end also keeps that count (`endedReady`) and the soonest READY expiry (`endedExpiry`), so a
+ * later end walks the index only up to its page.
  */
 export const END_RUN: LuaScript = {
   name: "endRun",
