@@ -6,14 +6,17 @@
  * - B. End-of-run projection (`endRunReport`) against the number of calls in the run: time and
  *   round trips, with the default caps (100 facts, 256 KiB) and uncapped (every fact returned).
  * - C. A 1 MiB raw payload through `UpstashStore`, beside a 1 KiB one and PING.
+ * - D. Run reads against the calls in the run, on both stores: `getRun` at 1, 1,000 and 100,000
+ *   begun calls, and `endRunReport` (default caps) at 100 and 10,000 READY calls, each size's
+ *   samples taken in turn with the others', so every ratio comes from one run.
  *
- * Run: `deno task bench:scaling` (`BENCH_SMOKE=1` for a quick pass).
+ * Run: `deno task bench:scaling` (`BENCH_SMOKE=1` for a quick pass; `BENCH_PART=D` for D only).
  *
  * @module
  */
 import { defineTool, type ProjectorOutput, type RunContext, ToolBoundary } from "../src/mod.ts";
 import { MemoryStore } from "../src/stores/memory.ts";
-import type { Store } from "../src/core/store.ts";
+import type { BeginRequest, Store } from "../src/core/store.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { type LogRaw, logRaw, ms, percentile, printTable, SMOKE } from "./_common.ts";
 import { startBenchFixture } from "./_fixture.ts";
@@ -23,6 +26,10 @@ const SLICE = SMOKE ? 100 : 1_000;
 const RUN_SIZES = SMOKE ? [10, 100] : [10, 100, 1_000, 10_000];
 const END_REPEATS = SMOKE ? 2 : 5;
 const BIG_N = SMOKE ? 2 : 50;
+const ONLY_D = Deno.env.get("BENCH_PART") === "D";
+const GET_SIZES = SMOKE ? [1, 100, 2_000] : [1, 1_000, 100_000];
+const END_SIZES = SMOKE ? [10, 500] : [100, 10_000];
+const READ_SAMPLES = SMOKE ? 5 : 41;
 const INPUT = { service: "api", query: "timeout" };
 
 function project(raw: LogRaw): ProjectorOutput {
@@ -60,6 +67,8 @@ async function call(boundary: ToolBoundary, run: RunContext, toolName = "search_
 
 const fixture = await startBenchFixture();
 try {
+  await runReads();
+  if (ONLY_D) Deno.exit(0);
   const stores: [string, Store][] = [
     ["UpstashStore", new UpstashStore({ redis: fixture.createRedis(), prefix: "scale" })],
     ["MemoryStore", new MemoryStore()],
@@ -180,4 +189,118 @@ try {
   );
 } finally {
   await fixture.stop();
+}
+
+/** D: run reads against the calls in the run, on both stores. */
+async function runReads(): Promise<void> {
+  const stores: [string, Store][] = [
+    ["UpstashStore", new UpstashStore({ redis: fixture.createRedis(), prefix: "reads" })],
+    ["MemoryStore", new MemoryStore({ maxRecords: 1_000_000 })],
+  ];
+  const ttlMs = 3_600_000;
+  const agentResultJson = JSON.stringify(project(small));
+  /** A run with `size` calls begun straight on the store, `ready` of them completed READY. */
+  const seed = async (store: Store, size: number, complete: boolean) => {
+    const runId = `reads-${seq++}`;
+    const now = Date.now();
+    await store.startRun({
+      runId,
+      deadline: now + ttlMs,
+      budget: { calls: size, perTool: {} },
+      ttlMs,
+      attemptId: runId,
+      now,
+    });
+    // In chunks that run in parallel: UpstashStore packs each into one pipeline request.
+    for (let from = 0; from < size; from += 500) {
+      const chunk = Array.from({ length: Math.min(500, size - from) }, (_, i) => from + i);
+      await Promise.all(chunk.map(async (i) => {
+        const request: BeginRequest = {
+          runId,
+          toolCallId: `call_${i}`,
+          toolName: "search_logs",
+          requestJson: JSON.stringify(INPUT),
+          requestDigest: "bench-digest",
+          attemptId: `a${i}`,
+          ttlMs,
+          now: Date.now(),
+        };
+        const begun = await store.begin(request);
+        if (!begun.ok) throw new Error(`begin failed: ${begun.code}`);
+        if (!complete) return;
+        const done = await store.complete({
+          runId,
+          toolCallId: request.toolCallId,
+          attemptId: request.attemptId,
+          outcome: {
+            status: "READY",
+            evidence: "EVIDENCE_FOUND",
+            rawJson: JSON.stringify(small),
+            agentResultJson,
+          },
+          now: Date.now(),
+        });
+        if (!done.ok) throw new Error(`complete failed: ${done.code}`);
+      }));
+    }
+    return runId;
+  };
+  const time = async (op: () => Promise<unknown>) => {
+    const started = performance.now();
+    await op();
+    return performance.now() - started;
+  };
+  const rows: string[][] = [];
+  const verdicts: string[] = [];
+  for (const [name, store] of stores) {
+    const boundary = new ToolBoundary({ store, tools, recordTtlMs: ttlMs });
+    const getRuns = await Promise.all(GET_SIZES.map((size) => seed(store, size, false)));
+    const endRuns = await Promise.all(END_SIZES.map((size) => seed(store, size, true)));
+    const firstEnd: number[] = [];
+    for (const runId of endRuns) firstEnd.push(await time(() => boundary.endRun(runId)));
+    const gets = GET_SIZES.map(() => [] as number[]);
+    const ends = END_SIZES.map(() => [] as number[]);
+    for (let r = 0; r < READ_SAMPLES + 2; r++) {
+      for (const [i, runId] of getRuns.entries()) {
+        const t = await time(() => store.getRun(runId));
+        if (r >= 2) gets[i]!.push(t); // the first two rounds warm up
+      }
+      for (const [i, runId] of endRuns.entries()) {
+        const t = await time(() => boundary.endRunReport(runId));
+        if (r >= 2) ends[i]!.push(t);
+      }
+    }
+    const getP50 = gets.map((samples) => stats(samples).p50);
+    const endP50 = ends.map((samples) => stats(samples).p50);
+    for (const [i, size] of GET_SIZES.entries()) {
+      rows.push([
+        name,
+        "getRun",
+        String(size),
+        ms(getP50[i]!),
+        `${(getP50[i]! / getP50[0]!).toFixed(2)}x`,
+      ]);
+    }
+    for (const [i, size] of END_SIZES.entries()) {
+      rows.push([
+        name,
+        `endRunReport (first end ${ms(firstEnd[i]!)})`,
+        String(size),
+        ms(endP50[i]!),
+        `${(endP50[i]! / endP50[0]!).toFixed(2)}x`,
+      ]);
+    }
+    verdicts.push(
+      `${name}: getRun at ${GET_SIZES.at(-1)} / at ${GET_SIZES[0]} calls = ${
+        (getP50.at(-1)! / getP50[0]!).toFixed(2)
+      }x (goal <= 2x); endRunReport at ${END_SIZES.at(-1)} / at ${END_SIZES[0]} READY = ${
+        (endP50.at(-1)! / endP50[0]!).toFixed(2)
+      }x (goal <= 2x)`,
+    );
+  }
+  console.log(
+    `\nD. run reads against the calls in the run (p50 of ${READ_SAMPLES}, sizes in turn), ms\n`,
+  );
+  printTable(["store", "read", "calls", "p50 ms", "/ smallest"], rows);
+  for (const line of verdicts) console.log(line);
 }

@@ -367,10 +367,16 @@ export function checkCompleteRequest(request: CompleteRequest): "RECORD_EXPIRED"
  *
  * @param request The request.
  * @returns `RUN_NOT_FOUND` when the run ID is not allowed (no such run can exist), else `null`.
- * @throws {RangeError} When `now` is out of its range.
+ * @throws {RangeError} When `now` is out of its range, or `page` is given with a `from` that is
+ *   not an integer from 0 or a `limit` that is not an integer from 1.
  */
 export function checkEndRunRequest(request: EndRunRequest): "RUN_NOT_FOUND" | null {
   checkEpochMs("now", request?.now);
+  const page = request.page;
+  if (page !== undefined) {
+    integerIn("page.from", page?.from, 0, Number.MAX_SAFE_INTEGER, "an integer");
+    integerIn("page.limit", page?.limit, 1, Number.MAX_SAFE_INTEGER, "an integer");
+  }
   return isSafeRunId(request.runId) ? null : "RUN_NOT_FOUND";
 }
 

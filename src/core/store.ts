@@ -197,6 +197,30 @@ export interface EndRunRequest {
    * proof hash of its record, for the boundary to sign a receipt over.
    */
   seal?: boolean;
+  /**
+   * Answer one page of the fact candidates instead of the whole index: `toolCallIds` then holds
+   * at most `limit` IDs of READY calls (never ERROR ones), from position `from` of that list, and
+   * the answer's `page` says where the next page starts and how many live READY calls follow it,
+   * counted without reading their records. A store that ignores it answers the whole index (and
+   * no `page`), as without it.
+   */
+  page?: EndRunPage;
+}
+
+/** `page` of {@linkcode EndRunRequest}: integers, `from` 0 or more, `limit` 1 or more. */
+export interface EndRunPage {
+  /** Position in the run's READY calls, in completion order. */
+  from: number;
+  /** IDs at most. */
+  limit: number;
+}
+
+/** What `endRun` answers about a page it was asked for. */
+export interface EndRunPageState {
+  /** Where the next page starts; `null` after the last. */
+  next: number | null;
+  /** READY calls after this page whose records are live by the request's `now`. */
+  left: number;
 }
 
 /** What `endRun` answers with `seal: true`. */
@@ -208,6 +232,11 @@ export interface SealState {
    * the life of the run, also after the record expired), or `null`. Empty when `sealJson` is set.
    */
   calls: { toolCallId: string; hash: string | null }[];
+  /**
+   * With `page`: the IDs of every completed call (READY and ERROR) in completion order, for the
+   * receipt, while there is no seal (`toolCallIds` holds the page only).
+   */
+  completed?: string[];
 }
 
 /** Arguments of {@linkcode Store.sealRun}. */
@@ -421,7 +450,13 @@ export interface Store {
   endRun(
     request: EndRunRequest,
   ): Promise<
-    { ok: true; run: RunState; toolCallIds: string[]; seal?: SealState } | EndRunRefusal
+    {
+      ok: true;
+      run: RunState;
+      toolCallIds: string[];
+      seal?: SealState;
+      page?: EndRunPageState;
+    } | EndRunRefusal
   >;
   /**
    * Resolves identities to fact rows: only READY records owned by `runId` with evidence

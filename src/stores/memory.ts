@@ -34,6 +34,7 @@ import type {
   CallSummary,
   CompleteRefusal,
   CompleteRequest,
+  EndRunPageState,
   EndRunRefusal,
   EndRunRequest,
   FactRow,
@@ -229,6 +230,9 @@ export class MemoryStore implements Store {
       expiresAt,
       progress: [],
       ended: null,
+      ready: [],
+      endedReady: null,
+      endedExpiry: Number.POSITIVE_INFINITY,
       begun: new Map(),
       hashes: new Map(),
       sealJson: null,
@@ -320,6 +324,9 @@ export class MemoryStore implements Store {
       const run = this.#liveRun(request.runId, now);
       run?.progress.push(request.toolCallId);
       if (run !== undefined && done.record.status === "ERROR") run.errors++;
+      if (done.record.status === "READY") {
+        run?.ready.push({ toolCallId: request.toolCallId, expiresAt: done.record.expiresAt });
+      }
       if (done.record.proof !== undefined) {
         run?.hashes.set(request.toolCallId, done.record.proof.hash);
       }
@@ -335,31 +342,64 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.endRun} */
-  endRun(
-    request: EndRunRequest,
-  ): Promise<
-    { ok: true; run: RunState; toolCallIds: string[]; seal?: SealState } | EndRunRefusal
+  endRun(request: EndRunRequest): Promise<
+    {
+      ok: true;
+      run: RunState;
+      toolCallIds: string[];
+      seal?: SealState;
+      page?: EndRunPageState;
+    } | EndRunRefusal
   > {
     const refused = refusedBy(() => checkEndRunRequest(request));
     if (refused !== null) return refused;
-    const run = this.#liveRun(request.runId, this.#clock());
+    const now = this.#clock();
+    const run = this.#liveRun(request.runId, now);
     if (run === undefined) return refuse("RUN_NOT_FOUND");
     if (run.state.status === "ACTIVE") {
       run.state.status = "ENDED";
       run.state.endedAt = request.now;
       run.ended = run.progress.length;
+      run.endedReady = run.ready.length;
+      // Once, here: until this expiry passes, no READY record of the prefix has expired.
+      for (const { expiresAt } of run.ready) {
+        if (expiresAt < run.endedExpiry) run.endedExpiry = expiresAt;
+      }
     }
     // The first endRun fixes the facts: a call completed after it is recorded, not listed.
-    const toolCallIds = run.progress.slice(0, run.ended ?? run.progress.length);
+    const ended = run.ended ?? run.progress.length;
+    const { page } = request;
+    let toolCallIds: string[];
+    let paged: { page: EndRunPageState } | undefined;
+    if (page === undefined) {
+      toolCallIds = run.progress.slice(0, ended);
+    } else {
+      // The page's IDs only; the READY completes after it are counted, not copied (by expiry
+      // only once the soonest of them has passed).
+      const ready = run.ready;
+      const end = run.endedReady ?? ready.length;
+      const last = Math.min(end, page.from + page.limit);
+      toolCallIds = [];
+      for (let i = page.from; i < last; i++) toolCallIds.push(ready[i]!.toolCallId);
+      let left = end - last;
+      if (run.endedExpiry <= now) {
+        left = 0;
+        for (let i = last; i < end; i++) if (ready[i]!.expiresAt > now) left++;
+      }
+      paged = { page: { next: last < end ? last : null, left } };
+    }
     if (request.seal !== true) {
-      return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds });
+      return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds, ...paged });
     }
     const calls = run.sealJson !== null ? [] : [...run.begun.keys()].map((toolCallId) => ({
       toolCallId,
       hash: run.hashes.get(toolCallId) ?? null,
     }));
-    const seal = { sealJson: run.sealJson, calls };
-    return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds, seal });
+    const seal: SealState = { sealJson: run.sealJson, calls };
+    if (page !== undefined) {
+      seal.completed = run.sealJson !== null ? [] : run.progress.slice(0, ended);
+    }
+    return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds, seal, ...paged });
   }
 
   /** {@inheritDoc Store.sealRun} */

@@ -14,6 +14,12 @@ export interface RunEntry {
   progress: string[];
   /** How many identities of `progress` the first endRun returned: every later one returns those. */
   ended: number | null;
+  /** The READY completes of `progress`, in order, with their records' expiry, for paged ends. */
+  ready: { toolCallId: string; expiresAt: number }[];
+  /** How many of `ready` the first endRun fixed. */
+  endedReady: number | null;
+  /** The soonest expiry among those, kept by the first endRun (`Infinity` for none). */
+  endedExpiry: number;
   /** Every key begun in the run, in begin order: a key stays used after its record expires. */
   begun: Map<string, BegunCall>;
   /** The `proof.hash` each signed complete carried, by tool call ID, for the seal. */

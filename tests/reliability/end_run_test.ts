@@ -100,6 +100,49 @@ onBothStores(
 );
 
 onBothStores(
+  "endRun reads only the records its caps can use, page by page, and counts the READY calls past them",
+  async ({ store, clock }) => {
+    const run = await storeRun(store, clock);
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const id = `call_${i}`;
+      await run.begin(id);
+      const failed = i % 3 === 1;
+      checkEqual(f, (await run.complete(id, failed ? FAILED : READY)).ok, true, id);
+      if (!failed) ids.push(id);
+    }
+    // The store as it is, with its reads of records counted.
+    const read: string[][] = [];
+    const counted = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (name !== "readFacts") return typeof value === "function" ? value.bind(target) : value;
+        return (request: Parameters<Store["readFacts"]>[0]) => {
+          read.push(request.identities.map((identity) => identity.toolCallId));
+          return target.readFacts(request);
+        };
+      },
+    });
+    for (const factCount of [1, 3, 20, 100]) {
+      read.length = 0;
+      const boundary = new ToolBoundary({ store: counted, tools: [], limits: { factCount } });
+      const ended = await boundary.endRunReport(run.runId);
+      const shown = Math.min(factCount, ids.length);
+      checkEqual(
+        f,
+        ended.facts.map((fact) => fact.toolCallId),
+        ids.slice(0, shown),
+        `${factCount}`,
+      );
+      checkEqual(f, ended.omitted, ids.length - shown, `${factCount}: omitted`);
+      // No ERROR call is read, and no READY call past the caps.
+      checkEqual(f, read.flat(), ids.slice(0, shown), `${factCount}: records read`);
+      f.cases++;
+    }
+  },
+);
+
+onBothStores(
   "a run ended before any call completed still lists none after its calls complete",
   async ({ store, clock }) => {
     const run = await storeRun(store, clock);

@@ -72,13 +72,14 @@ async function rejectsUnavailable(operation: Promise<unknown>): Promise<void> {
 }
 
 /**
- * What Redis holds for a run: the progress list as it is (`raw`), the index as every reader
- * takes it (`index`: without the sentinel, each ID once, where it first appears), and the status
- * of every record key.
+ * What Redis holds for a run: the progress list as it is (`entries`, each with its outcome
+ * mark; `raw`, the IDs alone), the index as every reader takes it (`index`: without the sentinel,
+ * each ID once, where it first appears), and the status of every record key.
  */
 async function snapshot(fixture: UpstashFixture, store: UpstashStore, runId: string) {
   const keys = store.keys(runId);
-  const raw = await fixture.direct(["LRANGE", keys.progress, "0", "-1"]) as string[];
+  const entries = await fixture.direct(["LRANGE", keys.progress, "0", "-1"]) as string[];
+  const raw = entries.map((entry) => entry.split(" ")[0]!);
   const index = [...new Set(raw.filter((id) => id !== ""))];
   const recordKeys =
     (await fixture.direct(["KEYS", `${store.prefix}:{${runId}}:call:*`])) as string[];
@@ -89,7 +90,13 @@ async function snapshot(fixture: UpstashFixture, store: UpstashStore, runId: str
       await fixture.direct(["HGET", key, "status"]) as string,
     );
   }
-  return { raw, index, status, indexTtl: await fixture.direct(["PTTL", keys.progress]) as number };
+  return {
+    entries,
+    raw,
+    index,
+    status,
+    indexTtl: await fixture.direct(["PTTL", keys.progress]) as number,
+  };
 }
 
 /** The invariant: every READY record of the run is in its progress index, so endRun sees it. */
@@ -169,6 +176,9 @@ Deno.test("UpstashStore: a complete cut off at any of its writes leaves no READY
       "call_record",
     ]);
     assert.deepEqual(seen.index, ["call_first", "call_record", "call_last", "call_append"]);
+    for (const entry of seen.entries.slice(1)) {
+      assert.match(entry, /^call_\w+ r\d+$/, "a READY entry carries its record's expiry");
+    }
     assert.equal(seen.status.get(never.toolCallId), "PROJECTING");
     assert.equal((await store.endRun({ runId, now: Date.now() })).ok, true);
     assert.equal((await store.endRun({ runId, now: Date.now() })).ok, true);

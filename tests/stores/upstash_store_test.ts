@@ -51,6 +51,8 @@ const READY: CompleteOutcome = {
   agentResultJson: '{"evidence":"EVIDENCE_FOUND","scope":"index","content":["a"]}',
 };
 
+const FAILED: CompleteOutcome = { status: "ERROR", errorCode: "EXECUTION_FAILED", rawJson: null };
+
 /** Runs every script once, so the next request of each is a single EVALSHA. */
 async function warmScripts(store: UpstashStore): Promise<void> {
   const runId = await startRun(store);
@@ -391,9 +393,10 @@ Deno.test("UpstashStore: a run started by the earlier layout (begun set, no inde
       const done = await store.complete({ runId, toolCallId, attemptId, outcome: READY, now });
       assert.ok(done.ok, toolCallId);
     }
-    assert.deepEqual(await fixture.direct(["LRANGE", keys.progress, "0", "-1"]), [
-      "call_new",
-      "call_old",
+    const entries = await fixture.direct(["LRANGE", keys.progress, "0", "-1"]) as string[];
+    assert.deepEqual(entries, [
+      `call_new r${fresh.now + fresh.ttlMs}`,
+      `call_old r${now + 60_000}`,
     ]);
     const ttl = await fixture.direct(["PTTL", keys.progress]) as number;
     assert.ok(ttl > 0 && ttl <= 600_000, `the index got the run's TTL: ${ttl}`);
@@ -403,6 +406,122 @@ Deno.test("UpstashStore: a run started by the earlier layout (begun set, no inde
     assert.deepEqual(ended.run.used, { calls: 2, perTool: { search: 2 } });
     // Only the keys begun with this layout are listed.
     assert.deepEqual((await store.listCalls(runId))?.calls.map((c) => c.toolCallId), ["call_new"]);
+  });
+});
+
+Deno.test("UpstashStore: a run started by layout 2 (c: fields, no tools list) reads, begins and ends as before", async () => {
+  await withUpstashFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = id("run");
+    const keys = store.keys(runId);
+    const now = Date.now();
+    // What layout 2 left after two begins and one complete: no 'tools' field.
+    await fixture.direct([
+      "HSET",
+      keys.run,
+      ...Object.entries({
+        runId,
+        status: "ACTIVE",
+        deadline: now + 600_000,
+        startedAt: now,
+        calls: 10,
+        used: 2,
+        attemptId: "start-2",
+        layout: "2",
+        "b:search": 5,
+        "u:search": 1,
+        "u:other": 1,
+        "c:call_1": "1:attempt-1:test-digest",
+        "c:call_2": "2:attempt-2:test-digest",
+      }).flat().map(String),
+    ]);
+    await fixture.direct(["RPUSH", keys.progress, "", "call_1"]);
+    for (const key of [keys.run, keys.progress]) {
+      await fixture.direct(["PEXPIRE", key, "600000"]);
+    }
+    const run = await store.getRun(runId);
+    assert.deepEqual([run?.budget, run?.used], [
+      { calls: 10, perTool: { search: 5 } },
+      { calls: 2, perTool: { search: 1, other: 1 } },
+    ]);
+    assert.deepEqual(await store.begin(beginRequest(runId, "call_1")), {
+      ok: false,
+      code: "DUPLICATE_TOOL_CALL",
+    });
+    assert.ok((await store.begin(beginRequest(runId, "call_3", { toolName: "third" }))).ok);
+    assert.equal(await fixture.direct(["HEXISTS", keys.run, "tools"]), 0, "the layout stays");
+    assert.deepEqual((await store.getRun(runId))?.used.perTool, { search: 1, other: 1, third: 1 });
+    const ended = await store.endRun({ runId, now });
+    assert.ok(ended.ok);
+    assert.deepEqual(ended.toolCallIds, ["call_1"]);
+    assert.deepEqual([ended.run.status, ended.run.used.calls], ["ENDED", 3]);
+  });
+});
+
+Deno.test("UpstashStore: a run read names only the tools a run has a budget or a count for, first-used tools included", async () => {
+  await withUpstashFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = id("run");
+    const now = Date.now();
+    const started = await store.startRun({
+      runId,
+      deadline: now + 600_000,
+      budget: { calls: 10, perTool: { search: 3, 'a/\\"b': 1 } },
+      ttlMs: 600_000,
+      attemptId: id("start"),
+      now,
+    });
+    assert.ok(started.ok);
+    for (const [toolCallId, toolName] of [["c1", "search"], ["c2", "fetch"], ["c3", "fetch"]]) {
+      assert.ok((await store.begin(beginRequest(runId, toolCallId!, { toolName }))).ok);
+    }
+    const tools = await fixture.direct(["HGET", store.keys(runId).run, "tools"]) as string;
+    // Each once: a tool with a budget from the start, the first call of another.
+    assert.deepEqual(JSON.parse(tools).sort(), ['a/\\"b', "fetch", "search"]);
+    const run = await store.getRun(runId);
+    assert.deepEqual([run?.budget.perTool, run?.used], [
+      { search: 3, 'a/\\"b': 1 },
+      { calls: 3, perTool: { search: 1, fetch: 2 } },
+    ]);
+  });
+});
+
+Deno.test("UpstashStore: the first end counts the READY entries once; a later page walks only up to itself, and past the soonest expiry counts by expiry", async () => {
+  await withUpstashFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = await startRun(store);
+    const keys = store.keys(runId);
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const request = beginRequest(runId, `call_${i}`, { ttlMs: i === 30 ? 1_000 : 600_000 });
+      assert.ok((await store.begin(request)).ok);
+      const outcome: CompleteOutcome = i % 4 === 3 ? FAILED : READY;
+      const { toolCallId, attemptId } = request;
+      assert.ok(
+        (await store.complete({ runId, toolCallId, attemptId, outcome, now: request.now }))
+          .ok,
+      );
+      if (outcome === READY) ids.push(toolCallId);
+    }
+    const now = Date.now();
+    const first = await store.endRun({ runId, now, page: { from: 0, limit: 5 } });
+    assert.ok(first.ok);
+    assert.deepEqual([first.toolCallIds, first.page], [ids.slice(0, 5), { next: 5, left: 25 }]);
+    const [counted, soonest] = await fixture.direct([
+      "HMGET",
+      keys.run,
+      "endedReady",
+      "endedExpiry",
+    ]) as string[];
+    assert.equal(counted, "30");
+    assert.ok(Number(soonest) < now + 2_000, "call_30's short TTL");
+    const later = await store.endRun({ runId, now, page: { from: 5, limit: 3 } });
+    assert.ok(later.ok);
+    assert.deepEqual([later.toolCallIds, later.page], [ids.slice(5, 8), { next: 8, left: 22 }]);
+    // Past call_30's expiresAt: counted by each entry's expiry, call_30 no longer.
+    const late = await store.endRun({ runId, now: now + 5_000, page: { from: 5, limit: 3 } });
+    assert.ok(late.ok);
+    assert.deepEqual([late.toolCallIds, late.page], [ids.slice(5, 8), { next: 8, left: 21 }]);
   });
 });
 

@@ -16,9 +16,20 @@ import {
 } from "../ledger.ts";
 import { rowsToFacts } from "../progress.ts";
 import { emit, type Setup } from "../setup.ts";
-import type { SealState } from "../store.ts";
+import type { FactRow, SealState } from "../store.ts";
+import { utf8ByteLength } from "../utf8.ts";
 import type { ObservedFact, RunContext, RunEnd } from "../types.ts";
 import { storeCall } from "./store_call.ts";
+
+/** IDs per page at most, so no one answer grows with an uncapped factCount. */
+const MAX_PAGE = 1_000;
+
+/**
+ * The UTF-8 bytes of the smallest agent result a fact can have
+ * (`{"evidence":"NO_EVIDENCE","scope":"x","content":0}`): with fewer bytes left under
+ * `factBytes`, no further record can become a fact, so none is read.
+ */
+const MIN_FACT_BYTES = 50;
 
 /** What a run's seal keeps: the receipt and the report it was signed over. */
 export interface Seal {
@@ -40,8 +51,18 @@ export async function endRun(setup: Setup, run: RunContext | string): Promise<Ru
   const runId = typeof run === "string" ? run : run?.runId;
   if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
   const signer = setup.ledger === undefined ? undefined : await setup.ledger;
+  const { factCount, factBytes } = setup.limits;
+  const pageOf = (from: number, rows: number) => ({
+    from,
+    limit: Math.max(1, Math.min(factCount - rows, MAX_PAGE)),
+  });
   const ended = await storeCall(() =>
-    setup.store.endRun({ runId, now: setup.clock(), ...(signer ? { seal: true } : {}) })
+    setup.store.endRun({
+      runId,
+      now: setup.clock(),
+      page: pageOf(0, 0),
+      ...(signer ? { seal: true } : {}),
+    })
   );
   if (!ended.ok) throw new BoundaryError(ended.code);
   // This boundary refuses the run's later calls before it asks the store.
@@ -51,22 +72,49 @@ export async function endRun(setup: Setup, run: RunContext | string): Promise<Ru
   if (sealed?.sealJson != null) {
     report = reportOf(parseSeal(sealed.sealJson));
   } else {
-    const { factCount, factBytes } = setup.limits;
-    const read = await storeCall(() =>
-      setup.store.readFacts({
-        runId,
-        identities: ended.toolCallIds.map((toolCallId) => ({ runId, toolCallId })),
-        maxFacts: factCount,
-        maxBytes: factBytes,
-      })
-    );
-    const { facts, omitted } = rowsToFacts(runId, read.rows, {
+    // Page by page, only while the caps can take another fact: the READY calls past the last
+    // page read are counted by the store, never read.
+    const rows: FactRow[] = [];
+    let bytes = 0;
+    let capped = 0;
+    let page = ended;
+    for (;;) {
+      const ids = page.toolCallIds;
+      const read = ids.length === 0
+        ? { rows: [], omitted: 0 }
+        : await storeCall(() =>
+          setup.store.readFacts({
+            runId,
+            identities: ids.map((toolCallId) => ({ runId, toolCallId })),
+            maxFacts: Math.max(0, factCount - rows.length),
+            maxBytes: Math.max(0, factBytes - bytes),
+          })
+        );
+      for (const row of read.rows) {
+        rows.push(row);
+        bytes += utf8ByteLength(row.agentResultJson);
+      }
+      capped += read.omitted;
+      const next = page.page?.next ?? null;
+      if (next === null) break;
+      if (rows.length >= factCount || factBytes - bytes < MIN_FACT_BYTES) {
+        capped += page.page!.left;
+        break;
+      }
+      const more = await storeCall(() =>
+        setup.store.endRun({ runId, now: setup.clock(), page: pageOf(next, rows.length) })
+      );
+      if (!more.ok) throw new BoundaryError(more.code);
+      page = more;
+    }
+    const { facts, omitted } = rowsToFacts(runId, rows, {
       maxFacts: factCount,
       maxBytes: factBytes,
     });
-    report = { facts, omitted: omitted + read.omitted };
+    report = { facts, omitted: omitted + capped };
     if (sealed !== null) {
-      const seal = await sealOf(signer!, runId, sealed, ended.toolCallIds, report);
+      const completed = sealed.completed ?? ended.toolCallIds;
+      const seal = await sealOf(signer!, runId, sealed, completed, report);
       const kept = await storeCall(() =>
         setup.store.sealRun!({ runId, sealJson: JSON.stringify(seal) })
       );

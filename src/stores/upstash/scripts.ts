@@ -78,11 +78,37 @@ export const SUMMARY_FIELDS = [
 ] as const;
 
 /**
- * The run hash field that marks a run started with this layout (begun keys as `c:<toolCallId>`
- * fields, the progress list created by startRun). A run started by an earlier version of the
- * scripts has its begun keys in a set instead, and begin checks that set for such a run.
+ * The run hash field that marks a run started with a later layout: `"2"` (begun keys as
+ * `c:<toolCallId>` fields, the progress list created by startRun) or `"3"` (also `tools`, the
+ * names of the tools with a `b:` or `u:` field, so a run read never enumerates the hash). A run
+ * started by an earlier version of the scripts has its begun keys in a set instead, and begin
+ * checks that set for such a run.
  */
 export const LAYOUT_FIELD = "layout";
+
+/** The layout startRun writes now. */
+export const LAYOUT = "3";
+
+/**
+ * The fixed fields of a run hash that a run read returns (with the `b:` and `u:` fields of the
+ * tools named in `tools`): none of them grows with the calls.
+ */
+export const RUN_FIELDS = [
+  "runId",
+  "status",
+  "deadline",
+  "startedAt",
+  "calls",
+  "used",
+  "attemptId",
+  "endedAt",
+  "endedProgress",
+  "endedReady",
+  "endedExpiry",
+  // Calls that ended ERROR, counted by complete (for listRuns).
+  "errors",
+  LAYOUT_FIELD,
+] as const;
 
 /** The field list of an HMGET, as Lua arguments. */
 const luaFields = (fields: readonly string[]) => fields.map((f) => `'${f}'`).join(", ");
@@ -95,24 +121,70 @@ const readRecord = (key: string) =>
   `local out = redis.call('HMGET', ${key}, ${luaFields(RECORD_FIELDS)})`;
 
 /**
- * Lua: replies `["OK", field, value, ...]` of the run hash, without the `c:` fields of its begun
- * calls, the `p:` proof hashes of its signed completes and its `seal` unless `calls`, or `[]`
- * when absent. A run hash holds one `c:` field per begun call, so only listCalls and exportRun,
- * which need them, pay for sending them.
+ * Lua: `run_items(key)` = the run hash as `{field, value, ...}` without the `c:` fields of its
+ * begun calls, the `p:` proof hashes of its signed completes and its `seal`, or nil when absent;
+ * and the seal (`false` when none).
+ * For a run of layout ${LAYOUT} it reads a fixed field list, then the `b:` and `u:` fields of the
+ * tools its `tools` field names: two HMGETs, whatever the number of calls. A run of an earlier
+ * layout has no `tools`: the whole hash is read and filtered, as then.
+ *
+ * `run_reply(key, calls)`: `["OK", field, value, ...]` of those items (with `calls`, the whole
+ * hash, for listCalls and exportRun, which need the begun keys), or `[]` when absent.
  */
-const RUN_REPLY = `
-local function run_reply(key, calls)
-  local all = redis.call('HGETALL', key)
-  if #all == 0 then return '[]' end
-  local out = {'OK'}
+const RUN_READ = `
+local function run_items(key)
+  local fixed = redis.call('HMGET', key, ${luaFields(RUN_FIELDS)}, 'tools', 'seal')
+  if not fixed[2] then return nil end
+  local items = {}
+  if fixed[${RUN_FIELDS.length}] == '${LAYOUT}' and fixed[${RUN_FIELDS.length + 1}] then
+    local names = {${luaFields(RUN_FIELDS)}}
+    for i = 1, #names do
+      if fixed[i] then
+        items[#items + 1] = names[i]
+        items[#items + 1] = fixed[i]
+      end
+    end
+    local fields = {}
+    for _, tool in ipairs(cjson.decode(fixed[${RUN_FIELDS.length + 1}])) do
+      fields[#fields + 1] = 'b:' .. tool
+      fields[#fields + 1] = 'u:' .. tool
+    end
+    for i = 1, #fields, 2000 do
+      local last = math.min(i + 1999, #fields)
+      local values = redis.call('HMGET', key, unpack(fields, i, last))
+      for j = 1, last - i + 1 do
+        if values[j] then
+          items[#items + 1] = fields[i + j - 1]
+          items[#items + 1] = values[j]
+        end
+      end
+    end
+    return items, fixed[${RUN_FIELDS.length + 2}]
+  end
+  local all, seal = redis.call('HGETALL', key), false
   for i = 1, #all, 2 do
     local p2 = string.sub(all[i], 1, 2)
-    if calls or (p2 ~= 'c:' and p2 ~= 'p:' and all[i] ~= 'seal') then
-      out[#out + 1] = all[i]
-      out[#out + 1] = all[i + 1]
+    if all[i] == 'seal' then
+      seal = all[i + 1]
+    elseif p2 ~= 'c:' and p2 ~= 'p:' and all[i] ~= 'tools' then
+      items[#items + 1] = all[i]
+      items[#items + 1] = all[i + 1]
     end
   end
-  return cjson.encode(out)
+  return items, seal
+end
+
+local function run_reply(key, calls)
+  if calls then
+    local all = redis.call('HGETALL', key)
+    if #all == 0 then return '[]' end
+    table.insert(all, 1, 'OK')
+    return cjson.encode(all)
+  end
+  local items = run_items(key)
+  if not items then return '[]' end
+  table.insert(items, 1, 'OK')
+  return cjson.encode(items)
 end
 `;
 
@@ -133,7 +205,7 @@ export const START_RUN: LuaScript = {
 -- Reply: ["OK"] when created (the caller knows every field)
 --      | ["OK", field, value, ...] (the run hash) for a repeat of the same attempt
 --      | ["RUN_ALREADY_EXISTS"]
-${RUN_REPLY}
+${RUN_READ}
 local attempt = redis.call('HGET', KEYS[1], 'attemptId')
 if attempt then
   if attempt ~= ARGV[2] then return ${fixed("RUN_ALREADY_EXISTS")} end
@@ -149,11 +221,16 @@ redis.call('PEXPIRE', KEYS[2], ARGV[5])
 -- index to outlive its run by that millisecond.
 local expireAt = redis.call('PEXPIRETIME', KEYS[2])
 local fields = {'runId', ARGV[1], 'status', 'ACTIVE', 'deadline', ARGV[3], 'startedAt', ARGV[6],
-  'calls', ARGV[4], 'used', '0', 'attemptId', ARGV[2], '${LAYOUT_FIELD}', '2'}
+  'calls', ARGV[4], 'used', '0', 'attemptId', ARGV[2], '${LAYOUT_FIELD}', '${LAYOUT}'}
+local tools = {}
 for i = 7, #ARGV, 2 do
   fields[#fields + 1] = 'b:' .. ARGV[i]
   fields[#fields + 1] = ARGV[i + 1]
+  tools[#tools + 1] = ARGV[i]
 end
+-- The tools a run read looks up (cjson encodes an empty table as {}).
+fields[#fields + 1] = 'tools'
+fields[#fields + 1] = #tools == 0 and '[]' or cjson.encode(tools)
 -- One HSET, in pieces only past what unpack can pass at once.
 for i = 1, #fields, 2000 do
   redis.call('HSET', KEYS[1], unpack(fields, i, math.min(i + 1999, #fields)))
@@ -171,7 +248,7 @@ export const GET_RUN: LuaScript = {
 -- KEYS[1]  run hash
 -- ARGV[1]  '1' to include the begun calls (listCalls), '0' not
 -- Reply: ["OK", field, value, ...] | [] when absent
-${RUN_REPLY}
+${RUN_READ}
 return run_reply(KEYS[1], ARGV[1] == '1')
 `,
 };
@@ -197,7 +274,7 @@ export const BEGIN: LuaScript = {
 -- A begun key is the run hash field c:<toolCallId> = '<seq>:<attemptId>:<requestDigest>', kept for
 -- the life of the run (also after its record expired); the digest holds no ':'.
 local run = redis.call('HMGET', KEYS[1], 'status', 'deadline', 'calls', 'used',
-  'b:' .. ARGV[3], 'u:' .. ARGV[3], 'c:' .. ARGV[2], '${LAYOUT_FIELD}')
+  'b:' .. ARGV[3], 'u:' .. ARGV[3], 'c:' .. ARGV[2], '${LAYOUT_FIELD}', 'tools')
 -- startRun gives every run hash a status: none means no run.
 if not run[1] then return ${fixed("RUN_NOT_FOUND")} end
 local attempt, digest
@@ -238,9 +315,16 @@ redis.call('PEXPIRE', KEYS[2], ARGV[6])
 -- below 2^53). Cut off before it, the record exists unmarked: it expires with its TTL, and the
 -- same attempt begins again (its budget counted then, once).
 local seq = string.format('%d', tonumber(run[4]) + 1)
-redis.call('HSET', KEYS[1], 'used', seq,
-  'u:' .. ARGV[3], string.format('%d', tonumber(run[6] or '0') + 1),
-  'c:' .. ARGV[2], seq .. ':' .. ARGV[5] .. ':' .. ARGV[9])
+local set = {'used', seq, 'u:' .. ARGV[3], string.format('%d', tonumber(run[6] or '0') + 1),
+  'c:' .. ARGV[2], seq .. ':' .. ARGV[5] .. ':' .. ARGV[9]}
+-- A tool's first call (no budget, no count yet) adds its name to the tools a run read looks up,
+-- in the same write as its count: a run read never misses a u: field.
+if run[9] and not run[5] and not run[6] then
+  set[#set + 1] = 'tools'
+  set[#set + 1] = run[9] == '[]' and ('[' .. cjson.encode(ARGV[3]) .. ']')
+    or (string.sub(run[9], 1, -2) .. ',' .. cjson.encode(ARGV[3]) .. ']')
+end
+redis.call('HSET', KEYS[1], unpack(set))
 return ${fixed("OK")}
 `,
 };
@@ -324,10 +408,12 @@ end
 -- startRun created the index with the run's TTL, so RPUSHX (which never creates) is enough
 -- while the run lives. It answers 0 when the run is gone, or when the run was started before
 -- startRun created the index: then, while the run lives (PTTL is not -2), RPUSH creates it.
-if redis.call('RPUSHX', KEYS[3], ARGV[1]) == 0 then
+-- The entry marks the outcome: '<id> r<expiresAt>' for READY, '<id> e' for ERROR (see END_RUN).
+local entry = ARGV[1] .. (status == 'READY' and (' r' .. ${c("expiresAt")}) or ' e')
+if redis.call('RPUSHX', KEYS[3], entry) == 0 then
   local ttl = redis.call('PTTL', KEYS[2])
   if ttl ~= -2 then
-    redis.call('RPUSH', KEYS[3], ARGV[1])
+    redis.call('RPUSH', KEYS[3], entry)
     if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
   end
 end
@@ -369,71 +455,140 @@ return cjson.encode(out)
  * Ends a run (idempotent) and returns it with its progress index. The first end fixes the facts:
  * it keeps the index's length in the run hash (`endedProgress`), and every end returns that
  * prefix, so a call that completes after the first end is recorded (and indexed) but never listed.
+ * With a page it returns only that page of the READY entries and counts those after it; the first
+ * end also keeps that count (`endedReady`) and the soonest READY expiry (`endedExpiry`), so a
+ * later end walks the index only up to its page.
  */
 export const END_RUN: LuaScript = {
   name: "endRun",
   source: `-- endRun
 -- KEYS[1]  run hash       KEYS[2] progress list
 -- ARGV[1]  now            ARGV[2] '1' for the seal, '0' not
+-- ARGV[3]  the page's first position, '' for the whole index   ARGV[4] the page's size
 -- Reply: ["OK", "<n>", <n run hash items: field, value, ...>, <tool call IDs in order>]
 --      | with the seal: ["OK", "<n>", <n run hash items>, "<m>", <m tool call IDs>,
 --        seal (false when none), then (while none) per begun call: toolCallId, its c: value,
 --        its proof hash (false when none)]
+--      | with a page, the IDs are those of the page, after "<next>" (false after the last page)
+--        and "<left>"; and with the seal, before the seal: "<k>", every completed call's ID
+--        ("0" and none once there is a seal)
 --      | ["RUN_NOT_FOUND"]
-local all = redis.call('HGETALL', KEYS[1])
-if #all == 0 then return ${fixed("RUN_NOT_FOUND")} end
-local out, status_at, kept = {'OK', '0'}, nil, nil
-local sealing, seal, begun, hashes = ARGV[2] == '1', false, {}, {}
-for i = 1, #all, 2 do
-  local field = all[i]
-  local p2 = string.sub(field, 1, 2)
-  if p2 == 'c:' then
-    if sealing then
-      begun[#begun + 1] = field
-      begun[field] = all[i + 1]
+-- An index entry is '<id> r<expiresAt>' (READY), '<id> e' (ERROR) or, written before the marks,
+-- '<id>': a run with such an entry gets all its candidates in one page, as its records alone
+-- tell READY from ERROR. The marks are read, no record is: the READY entries past the page are
+-- counted (those whose expiresAt is past ARGV[1] are gone), not resolved.
+${RUN_READ}
+local items, seal = run_items(KEYS[1])
+if not items then return ${fixed("RUN_NOT_FOUND")} end
+local out, status_at, kept, counted, soonest = {'OK', '0'}, nil, nil, nil, nil
+for i = 1, #items, 2 do
+  local n = #out
+  out[n + 1], out[n + 2] = items[i], items[i + 1]
+  if items[i] == 'status' then status_at = n + 2
+  elseif items[i] == 'endedProgress' then kept = items[i + 1]
+  elseif items[i] == 'endedReady' then counted = tonumber(items[i + 1])
+  elseif items[i] == 'endedExpiry' then soonest = tonumber(items[i + 1]) end
+end
+-- The seal's state: every begun call and its proof hash, read (the whole run hash, once per
+-- call) only with a ledger key and only while the run has no seal.
+local sealing, begun, hashes = ARGV[2] == '1', {}, {}
+if sealing and not seal then
+  local all = redis.call('HGETALL', KEYS[1])
+  for i = 1, #all, 2 do
+    local p2 = string.sub(all[i], 1, 2)
+    if p2 == 'c:' then
+      begun[#begun + 1] = all[i]
+      begun[all[i]] = all[i + 1]
+    elseif p2 == 'p:' then
+      hashes[string.sub(all[i], 3)] = all[i + 1]
     end
-  elseif p2 == 'p:' then
-    hashes[string.sub(field, 3)] = all[i + 1]
-  elseif field == 'seal' then
-    seal = all[i + 1]
-  else
-    local n = #out
-    out[n + 1], out[n + 2] = field, all[i + 1]
-    if field == 'status' then status_at = n + 2
-    elseif field == 'endedProgress' then kept = all[i + 1] end
   end
 end
-if status_at and out[status_at] == 'ACTIVE' then
+local ending = status_at and out[status_at] == 'ACTIVE'
+if ending then
   -- The length of the list as it is, sentinel and repeats included: the prefix is what counts.
   kept = string.format('%d', redis.call('LLEN', KEYS[2]))
-  redis.call('HSET', KEYS[1], 'status', 'ENDED', 'endedAt', ARGV[1], 'endedProgress', kept)
   out[status_at] = 'ENDED'
   local n = #out
   out[n + 1], out[n + 2] = 'endedAt', ARGV[1]
 end
 out[2] = tostring(#out - 2)
-local ids = {}
-if not kept then
-  -- Ended before endedProgress existed: the whole index, as then.
-  ids = redis.call('LRANGE', KEYS[2], 0, -1)
-elseif kept ~= '0' then
-  ids = redis.call('LRANGE', KEYS[2], 0, tonumber(kept) - 1)
-end
-if sealing then
-  out[#out + 1] = '0'
-end
-local count_at = #out
--- Without the sentinel, each ID once, where it first appears.
-local seen = {}
-for i = 1, #ids do
-  local id = ids[i]
-  if id ~= '' and not seen[id] then
-    seen[id] = true
-    out[#out + 1] = id
+local now, paging = tonumber(ARGV[1]), ARGV[3] ~= ''
+local want_done = not paging or (sealing and not seal)
+-- The whole prefix is walked by the first end (which counts its READY entries, endedReady, and
+-- keeps the soonest expiresAt among them, endedExpiry), for the completed IDs (the seal, or no
+-- page), and once a READY entry may have expired; any other end walks only up to its page.
+local whole = want_done or ending or not counted or (soonest and soonest <= now)
+local upto = whole and math.huge or tonumber(ARGV[3]) + tonumber(ARGV[4])
+local size = kept and tonumber(kept) or redis.call('LLEN', KEYS[2])
+-- Without the sentinel, each ID once, where it first appears; its outcome from its mark. A plain
+-- find and no number read per entry but for the count: nothing else of an end walks the index.
+local seen, done, ready, marks, unmarked, min_expiry, min_text = {}, {}, {}, {}, false, nil, nil
+local at, chunk = 0, whole and size or math.max(64, 2 * upto)
+while at < size and #ready < upto do
+  local ids = redis.call('LRANGE', KEYS[2], at, math.min(size, at + chunk) - 1)
+  at = at + #ids
+  for i = 1, #ids do
+    local entry = ids[i]
+    local space = string.find(entry, ' ', 1, true)
+    local id = space and string.sub(entry, 1, space - 1) or entry
+    if id ~= '' and not seen[id] then
+      seen[id] = true
+      if want_done then done[#done + 1] = id end
+      if not space then
+        unmarked = true
+        ready[#ready + 1] = id
+      elseif string.byte(entry, space + 1) == 114 then -- 'r': READY
+        ready[#ready + 1] = id
+        marks[#ready] = entry
+        if whole then
+          local text = string.sub(entry, space + 2)
+          local expiry = tonumber(text)
+          if not min_expiry or expiry < min_expiry then min_expiry, min_text = expiry, text end
+        end
+      end
+    end
   end
+  if #ids == 0 then break end
 end
+if ending then
+  local set = {'status', 'ENDED', 'endedAt', ARGV[1], 'endedProgress', kept}
+  if not unmarked then
+    set[#set + 1], set[#set + 2] = 'endedReady', string.format('%d', #ready)
+    if min_text then set[#set + 1], set[#set + 2] = 'endedExpiry', min_text end
+  end
+  redis.call('HSET', KEYS[1], unpack(set))
+end
+local listed = done
+if paging then
+  local from, total = tonumber(ARGV[3]), #ready
+  if not whole then total = counted end
+  local last = unmarked and total or math.min(total, from + tonumber(ARGV[4]))
+  local left = total - last
+  if whole then
+    -- The entries past the page whose records may have expired: by their expiresAt.
+    left = 0
+    for i = last + 1, #ready do
+      local entry = marks[i]
+      if tonumber(string.sub(entry, string.find(entry, ' ', 1, true) + 2)) > now then
+        left = left + 1
+      end
+    end
+  end
+  local ready_total = total
+  out[#out + 1] = last < ready_total and string.format('%d', last) or false
+  out[#out + 1] = string.format('%d', left)
+  listed = {}
+  for i = from + 1, last do listed[#listed + 1] = ready[i] end
+end
+if sealing then out[#out + 1] = string.format('%d', #listed) end
+for i = 1, #listed do out[#out + 1] = listed[i] end
 if sealing then
-  out[count_at] = tostring(#out - count_at)
+  if ARGV[3] ~= '' then
+    if seal then done = {} end
+    out[#out + 1] = string.format('%d', #done)
+    for i = 1, #done do out[#out + 1] = done[i] end
+  end
   out[#out + 1] = seal
   if not seal then
     for i = 1, #begun do

@@ -28,6 +28,7 @@ import type {
   CallSummary,
   CompleteRefusal,
   CompleteRequest,
+  EndRunPageState,
   EndRunRefusal,
   EndRunRequest,
   FactRow,
@@ -420,10 +421,12 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  * - Every transition (start run, begin, complete, end run) is one Lua script, so it is atomic
  *   and costs one REST round trip (`EVALSHA`; `EVAL` once more when Redis answers `NOSCRIPT`).
  *   Reads (`get`, `getRun`, `lookupCall`) are one round trip too and never touch a TTL;
- *   `listCalls` is two (the run, then its records). Ending a run costs
- *   two round trips whatever the number of calls: `endRun` returns the progress index, then
- *   `readFacts` resolves all of it in one script that reads only the fact fields of each record
- *   hash, so no request or raw payload leaves Redis.
+ *   `listCalls` is two (the run, then its records). A run read (`getRun`, `endRun`) reads a fixed
+ *   field list and the budgets of the tools the run names, never the per-call fields. Ending a run
+ *   costs two round trips whatever the number of calls: `endRun` returns a page of the READY
+ *   calls in the progress index (and counts the rest from the index's marks), then `readFacts`
+ *   resolves the page in one script that reads only the fact fields of each record hash, so no
+ *   request or raw payload leaves Redis; another page only while the fact caps are not filled.
  * - All keys of a run share the hash tag `{<runId>}`: the scripts are Redis Cluster-safe, and
  *   fit Upstash's key locking (`keyLocking: true`, for Upstash itself only).
  * - The client's retries are safe: a begin or complete resent with the same `attemptId` is
@@ -742,36 +745,63 @@ export class UpstashStore implements Store {
   }
 
   /** {@inheritDoc Store.endRun} */
-  async endRun(
-    request: EndRunRequest,
-  ): Promise<
-    { ok: true; run: RunState; toolCallIds: string[]; seal?: SealState } | EndRunRefusal
+  async endRun(request: EndRunRequest): Promise<
+    {
+      ok: true;
+      run: RunState;
+      toolCallIds: string[];
+      seal?: SealState;
+      page?: EndRunPageState;
+    } | EndRunRefusal
   > {
     const invalid = checkEndRunRequest(request);
     if (invalid !== null) return refuse(invalid);
     const keys = [this.#runKey(request.runId), this.#progressKey(request.runId)];
     const sealing = request.seal === true;
-    const reply = await this.#call(END_RUN, keys, [intArg(request.now), sealing ? "1" : "0"]);
+    const { page } = request;
+    const reply = await this.#call(END_RUN, keys, [
+      intArg(request.now),
+      sealing ? "1" : "0",
+      page === undefined ? "" : intArg(page.from),
+      page === undefined ? "" : intArg(page.limit),
+    ]);
     const status = replyStatus(reply);
     if (status !== "OK") return refusalOf(status, END_RUN_CODES);
     return this.#parse(() => {
       const items = int(reply[1]);
       const run = toRun(reply.slice(2, 2 + items));
-      if (!sealing) {
-        return { ok: true as const, run, toolCallIds: reply.slice(2 + items).map(text) };
+      let at = 2 + items;
+      let paged: EndRunPageState | undefined;
+      if (page !== undefined) {
+        const next = reply[at] ?? null;
+        paged = { next: next === null ? null : int(next), left: int(reply[at + 1]) };
+        at += 2;
       }
-      const idsAt = 3 + items;
-      const count = int(reply[2 + items]);
-      const toolCallIds = reply.slice(idsAt, idsAt + count).map(text);
-      const sealJson = reply[idsAt + count] ?? null;
+      const pageOf = paged === undefined ? {} : { page: paged };
+      if (!sealing) {
+        return { ok: true as const, run, toolCallIds: reply.slice(at).map(text), ...pageOf };
+      }
+      const count = int(reply[at]);
+      const toolCallIds = reply.slice(at + 1, at + 1 + count).map(text);
+      at += 1 + count;
+      let completed: string[] | undefined;
+      if (page !== undefined) {
+        const done = int(reply[at]);
+        completed = reply.slice(at + 1, at + 1 + done).map(text);
+        at += 1 + done;
+      }
+      const sealJson = reply[at] ?? null;
       const begun: (BegunCall & { hash: string | null })[] = [];
-      for (let i = idsAt + count + 1; i + 2 < reply.length; i += 3) {
+      for (let i = at + 1; i + 2 < reply.length; i += 3) {
         const toolCallId = text(reply[i]);
         begun.push({ ...toBegunCall(toolCallId, reply[i + 1]), hash: reply[i + 2] ?? null });
       }
       begun.sort((a, b) => a.seq - b.seq);
       const calls = begun.map(({ toolCallId, hash }) => ({ toolCallId, hash }));
-      return { ok: true as const, run, toolCallIds, seal: { sealJson, calls } };
+      const seal: SealState = completed === undefined
+        ? { sealJson, calls }
+        : { sealJson, calls, completed };
+      return { ok: true as const, run, toolCallIds, seal, ...pageOf };
     });
   }
 

@@ -40,7 +40,6 @@ export function storeFactCases(suite: Suite<StoreContext>): void {
     "endRun() indexes completed calls in completion order, READY and ERROR, never PROJECTING",
     async (ctx) => {
       const runId = await storeRun(ctx.store, ctx.clock);
-      await beginAndComplete(ctx, runId, "call_late", null);
       await beginAndComplete(ctx, runId, "call_1", READY);
       await beginAndComplete(ctx, runId, "call_2", FAILED);
       await beginAndComplete(ctx, runId, "call_3", NO_EVIDENCE);
@@ -86,6 +85,51 @@ export function storeFactCases(suite: Suite<StoreContext>): void {
         ids.slice(0, 1),
         2,
       ]);
+    },
+  );
+
+  suite.test(
+    "endRun() with a page lists READY calls from its start and counts the live ones after it",
+    async (ctx) => {
+      const runId = await storeRun(ctx.store, ctx.clock);
+      await beginAndComplete(ctx, runId, "call_1", READY);
+      await beginAndComplete(ctx, runId, "call_2", FAILED);
+      await beginAndComplete(ctx, runId, "call_3", NO_EVIDENCE);
+      await beginAndComplete(ctx, runId, "call_4", READY);
+      await beginAndComplete(ctx, runId, "call_5", READY, 50);
+      await ctx.advance(100);
+      const page = async (from: number, limit: number, seal = false) => {
+        const now = ctx.clock();
+        const ended = await ctx.store.endRun({ runId, now, page: { from, limit }, seal });
+        assert.ok(ended.ok);
+        return ended;
+      };
+      const first = await page(0, 2);
+      assert.deepEqual([first.toolCallIds, first.page], [["call_1", "call_3"], {
+        next: 2,
+        left: 1, // call_4; call_5 expired
+      }]);
+      const second = await page(2, 5);
+      assert.deepEqual([second.toolCallIds, second.page], [["call_4", "call_5"], {
+        next: null,
+        left: 0,
+      }]);
+      const past = await page(9, 1);
+      assert.deepEqual([past.toolCallIds, past.page], [[], { next: null, left: 0 }]);
+      const all = await ctx.store.endRun({ runId, now: ctx.clock() });
+      assert.ok(all.ok);
+      assert.deepEqual(all.toolCallIds, ["call_1", "call_2", "call_3", "call_4", "call_5"]);
+      if (ctx.store.sealRun !== undefined) {
+        const sealed = await page(0, 1, true);
+        assert.deepEqual(sealed.toolCallIds, ["call_1"]);
+        assert.deepEqual(sealed.seal?.completed, all.toolCallIds, "every completed call");
+      }
+      for (const bad of [{ from: -1, limit: 1 }, { from: 0, limit: 0 }, { from: 0.5, limit: 1 }]) {
+        await assert.rejects(
+          ctx.store.endRun({ runId, now: ctx.clock(), page: bad }),
+          RangeError,
+        );
+      }
     },
   );
 }
