@@ -1,17 +1,12 @@
 /**
- * The shared store conformance suite against UpstashStore, through the real `@upstash/redis`
- * client, over HTTP, against a real redis-server (a fresh one per test): once with the default
- * scripts, once with `keyLocking: true` (every script flagged `allow-key-locking`, read-only ones
- * `no-writes,allow-key-locking`; the test endpoint drops `allow-key-locking` before redis-server
- * sees it, as Upstash accepts it); and once with `batch: false` (the default packs begins and
- * completes issued together into one pipeline request).
+ * The shared store conformance suite against UpstashStore with its defaults, through the real
+ * `@upstash/redis` client, over HTTP, against a real redis-server (a fresh one per test). The same
+ * suite runs with `batch: false` (upstash_unbatched_test.ts) and `keyLocking: true`
+ * (upstash_key_locking_test.ts), each in its own file so that a parallel run spreads them.
  */
-import assert from "node:assert/strict";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { storeConformance } from "../../src/testing/mod.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
-
-const SHEBANG = /^#!lua flags=(no-writes,)?allow-key-locking\n/;
 
 storeConformance({
   name: "UpstashStore",
@@ -20,38 +15,6 @@ storeConformance({
     return {
       store: new UpstashStore({ redis: fixture.createRedis() }),
       close: () => fixture.stop(),
-    };
-  },
-});
-
-storeConformance({
-  name: "UpstashStore batch: false",
-  createStore: async () => {
-    const fixture = await startUpstashFixture();
-    return {
-      store: new UpstashStore({ redis: fixture.createRedis(), batch: false }),
-      close: () => fixture.stop(),
-    };
-  },
-});
-
-storeConformance({
-  name: "UpstashStore keyLocking",
-  createStore: async () => {
-    const fixture = await startUpstashFixture();
-    return {
-      store: new UpstashStore({ redis: fixture.createRedis(), keyLocking: true }),
-      close: async () => {
-        try {
-          // Every script the client sent in full carried the flag.
-          for (const command of fixture.endpoint.commands()) {
-            if (command[0]?.toUpperCase() !== "EVAL") continue;
-            assert.match(command[1] ?? "", SHEBANG, "an EVAL without the key-locking line");
-          }
-        } finally {
-          await fixture.stop();
-        }
-      },
     };
   },
 });
