@@ -35,6 +35,8 @@ export type {
   CompleteRefusal,
   CompleteRequest,
   DuplicateRefusal,
+  EndRunPage,
+  EndRunPageState,
   EndRunRefusal,
   EndRunRequest,
   FactRow,
@@ -49,7 +51,7 @@ export type {
 } from "./core/store.ts";
 export { factRowOf, projectingRecord } from "./core/records.ts";
 export { checkFailure, readFailure } from "./core/failure.ts";
-export { runsCursor } from "./core/runs_page.ts";
+export { type RunsCursor, runsCursor } from "./core/runs_page.ts";
 export {
   applyOutcome,
   completeTransition,
