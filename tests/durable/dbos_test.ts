@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { UpstashStore } from "@tool-boundary/core/upstash";
 import { type Child, start } from "../runtime/process.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
-import { assertCrashScenario, type Outcome, startHarness } from "./harness.ts";
+import { assertCrashScenario, type Outcome, outcomeOf, startHarness } from "./harness.ts";
 import { lookupsBoundary, type LookupsInput } from "./lookups.ts";
 import { startPostgres } from "./postgres.ts";
 
@@ -57,15 +57,7 @@ Deno.test("DBOS: every step's tool runs once across process deaths, recovery and
         const printed = worker.output().match(/^\{"result":.*$/m);
         if (status.success) values = JSON.parse(printed![0]).result;
       }
-      const records = [];
-      for (const value of values) records.push(await boundary.inspect(runId, value.toolCallId));
-      return {
-        runId,
-        values,
-        calls: await boundary.listCalls(runId),
-        records,
-        facts: await boundary.endRun(runId),
-      };
+      return await outcomeOf(boundary, runId, values);
     };
 
     await assertCrashScenario(harness, runWorkflow);

@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { BoundaryResult, CallSummary, ObservedFact } from "@tool-boundary/core";
+import type { BoundaryResult, CallSummary, ObservedFact, ToolBoundary } from "@tool-boundary/core";
 import { probeToolCallId, stepToolCallId } from "@tool-boundary/durable";
 import type { Crash, LookupsInput } from "./lookups.ts";
 
@@ -123,6 +123,30 @@ export interface Outcome {
   records: ({ status: string; agentResult: unknown } | null)[];
   /** `endRun(runId)`. */
   facts: ObservedFact[];
+}
+
+/**
+ * What the boundary recorded for a workflow run that ended with `values`: each value's record,
+ * the run's calls, and the facts of its end.
+ *
+ * @param boundary The boundary the workflow's steps called.
+ * @param runId The run.
+ * @param values The workflow's value.
+ */
+export async function outcomeOf(
+  boundary: ToolBoundary,
+  runId: string,
+  values: BoundaryResult[],
+): Promise<Outcome> {
+  const records = [];
+  for (const value of values) records.push(await boundary.inspect(runId, value.toolCallId ?? ""));
+  return {
+    runId,
+    values,
+    calls: await boundary.listCalls(runId),
+    records,
+    facts: await boundary.endRun(runId),
+  };
 }
 
 /**

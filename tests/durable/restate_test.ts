@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { UpstashStore } from "@tool-boundary/core/upstash";
 import { type Child, freePort, start } from "../runtime/process.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
-import { assertCrashScenario, type Outcome, startHarness } from "./harness.ts";
+import { assertCrashScenario, type Outcome, outcomeOf, startHarness } from "./harness.ts";
 import { lookupsBoundary, type LookupsInput } from "./lookups.ts";
 import { NPM_DIR, npmInstall } from "./npm_deps.ts";
 
@@ -115,15 +115,7 @@ Deno.test("Restate: every ctx.run step's tool runs once across process deaths an
       });
       assert.equal(attached.status, 200);
       const values = await attached.json();
-      const records = [];
-      for (const value of values) records.push(await boundary.inspect(runId, value.toolCallId));
-      return {
-        runId,
-        values,
-        calls: await boundary.listCalls(runId),
-        records,
-        facts: await boundary.endRun(runId),
-      };
+      return await outcomeOf(boundary, runId, values);
     };
 
     await assertCrashScenario(harness, runWorkflow);
