@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { ProjectorOutput } from "../src/mod.ts";
+import { type AnyToolDefinition, defineTool, type ProjectorOutput } from "../src/mod.ts";
 /** `BENCH_SMOKE=1`: run every benchmark a handful of times, only to prove it still runs. */
 export const SMOKE: boolean = Deno.env.get("BENCH_SMOKE") === "1";
 
@@ -88,4 +88,14 @@ export function projectLogs(raw: LogRaw, shown = 5): ProjectorOutput {
     scope: `logs of ${raw.service} matching "${raw.query}", last 24 hours`,
     content: raw.hits.slice(0, shown).map((hit) => `${hit.ts} ${hit.level} ${hit.line}`),
   };
+}
+
+/** The read-only `search_logs` tool of the benchmarks: it returns `raw` as it is. */
+export function searchLogsTool(raw: LogRaw): AnyToolDefinition {
+  return defineTool({
+    name: "search_logs",
+    readOnly: true,
+    execute: () => raw,
+    project: (r) => projectLogs(r),
+  });
 }

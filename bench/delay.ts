@@ -8,10 +8,10 @@
  *
  * @module
  */
-import { defineTool, type RunContext, ToolBoundary } from "../src/mod.ts";
+import { type RunContext, ToolBoundary } from "../src/mod.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { BaselineStore } from "./baseline_store.ts";
-import { logRaw, ms, percentile, printTable, projectLogs, SMOKE } from "./_common.ts";
+import { logRaw, ms, percentile, printTable, searchLogsTool, SMOKE } from "./_common.ts";
 import { startBenchFixture } from "./_fixture.ts";
 
 const N = SMOKE ? 4 : Number(Deno.env.get("BENCH_N") ?? 200);
@@ -19,12 +19,7 @@ const DELAYS = SMOKE ? [0] : [0, 5, 25];
 const CALLS_PER_RUN = 100;
 
 const raw = logRaw(1024);
-const tool = defineTool({
-  name: "search_logs",
-  readOnly: true,
-  execute: () => raw,
-  project: (r) => projectLogs(r),
-});
+const tool = searchLogsTool(raw);
 
 const fixture = await startBenchFixture();
 try {

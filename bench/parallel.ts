@@ -8,9 +8,9 @@
  *
  * @module
  */
-import { defineTool, ToolBoundary } from "../src/mod.ts";
+import { ToolBoundary } from "../src/mod.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
-import { logRaw, ms, percentile, printTable, projectLogs, SMOKE } from "./_common.ts";
+import { logRaw, ms, percentile, printTable, searchLogsTool, SMOKE } from "./_common.ts";
 import { startBenchFixture } from "./_fixture.ts";
 
 const ROUNDS = SMOKE ? 1 : Number(Deno.env.get("BENCH_ROUNDS") ?? 15);
@@ -18,12 +18,7 @@ const DELAY_MS = SMOKE ? 0 : Number(Deno.env.get("BENCH_DELAY_MS") ?? 5);
 const SIZES = [1, 4, 16, 64];
 
 const raw = logRaw(1024);
-const tool = defineTool({
-  name: "search_logs",
-  readOnly: true,
-  execute: () => raw,
-  project: (r) => projectLogs(r),
-});
+const tool = searchLogsTool(raw);
 
 const fixture = await startBenchFixture();
 try {

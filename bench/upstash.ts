@@ -8,10 +8,10 @@
  *
  * @module
  */
-import { defineTool, type RunContext, ToolBoundary } from "../src/mod.ts";
+import { type RunContext, ToolBoundary } from "../src/mod.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { BaselineStore } from "./baseline_store.ts";
-import { logRaw, ms, percentile, printTable, projectLogs, SMOKE } from "./_common.ts";
+import { logRaw, ms, percentile, printTable, searchLogsTool, SMOKE } from "./_common.ts";
 import { startBenchFixture } from "./_fixture.ts";
 
 const N = SMOKE ? 10 : Number(Deno.env.get("BENCH_N") ?? 1000);
@@ -80,12 +80,7 @@ try {
   const raw_replies = { automaticDeserialization: false, responseEncoding: false } as const;
   for (const [payload, bytes] of [["1 KiB", 1024], ["64 KiB", 65_536]] as const) {
     const raw = logRaw(bytes);
-    const tool = defineTool({
-      name: "search_logs",
-      readOnly: true,
-      execute: () => raw,
-      project: (r) => projectLogs(r),
-    });
+    const tool = searchLogsTool(raw);
     const stores = [
       {
         name: "invoke, UpstashStore",
