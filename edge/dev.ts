@@ -5,9 +5,9 @@
  * The server secret (run tokens, MCP sessions) comes from SERVER_SECRET or is generated; it is
  * never printed.
  * The store is in memory unless UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set.
- * MCP_UPSTREAMS (JSON, see packages/mcp/gateway.ts) makes it the MCP gateway: the tools of those
- * upstream MCP servers instead of the demo tools; those with a `command` are run over stdio, and
- * stopped with the server (SIGTERM, SIGINT).
+ * MCP_UPSTREAMS (JSON, see packages/mcp/gateway.ts), under `deno task dev:gateway`, makes it the
+ * MCP gateway: the tools of those upstream MCP servers instead of the demo tools; those with a
+ * `command` are run over stdio, and stopped with the server (SIGTERM, SIGINT).
  * PORT picks the port (default 8787; 0 for any free one). The run inspector is served at /inspect
  * (INSPECTOR=off turns it off). Each failed call is logged with its code
  * and the error's name, never its message or any call data.
@@ -36,11 +36,22 @@ function errorName(error: unknown): string {
 
 /**
  * The MCP gateway of MCP_UPSTREAMS, or `null` without one. Its modules (and the MCP SDK they
- * need) are loaded only then, by a specifier the module graph cannot see (resolved at run time),
- * so a plain `task dev` fetches only what the app itself needs.
+ * need) are loaded only then, by a specifier the module graph cannot see (resolved at run time).
+ * `task dev` runs with the core's own deno.json, which does not know packages/mcp, so that a cold
+ * start fetches only what the app needs; `task dev:gateway` runs with the workspace's
+ * deno.dev.json, which does.
  */
 async function gatewayOf(text: string | undefined) {
   if (text === undefined || text.trim() === "") return null;
+  try {
+    import.meta.resolve("@tool-boundary/mcp/gateway");
+  } catch {
+    console.error(
+      "MCP_UPSTREAMS needs the MCP gateway of packages/mcp: start it with " +
+        "`npx -y deno@2 task dev:gateway` (the workspace configuration, deno.dev.json).",
+    );
+    Deno.exit(2);
+  }
   const load = (name: string) => import(import.meta.resolve(name));
   const { connectGateway, upstreamsOf }: typeof import("@tool-boundary/mcp/gateway") = await load(
     "@tool-boundary/mcp/gateway",

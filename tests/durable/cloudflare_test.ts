@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { stepToolCallId } from "@tool-boundary/durable";
-import { run } from "../runtime/process.ts";
+import { run, WORKSPACE_CONFIG } from "../runtime/process.ts";
 import { serveScript } from "../runtime/setup.ts";
 import { startUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 import { assertOnce, type Harness, type Outcome, startHarness } from "./harness.ts";
@@ -38,6 +38,7 @@ async function serveWorkflows(
   try {
     await run(Deno.execPath(), [
       "bundle",
+      ...WORKSPACE_CONFIG,
       "--platform",
       "browser",
       "-o",

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { UpstashStore } from "@tool-boundary/core/upstash";
-import { type Child, start } from "../runtime/process.ts";
+import { type Child, start, WORKSPACE_CONFIG } from "../runtime/process.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
 import { assertCrashScenario, type Outcome, outcomeOf, startHarness } from "./harness.ts";
 import { lookupsBoundary, type LookupsInput } from "./lookups.ts";
@@ -46,6 +46,7 @@ Deno.test("DBOS: every step's tool runs once across process deaths, recovery and
         assert.ok(process < 8, "the workflow ends within 8 worker processes");
         worker = start(Deno.execPath(), [
           "run",
+          ...WORKSPACE_CONFIG,
           "--allow-all",
           WORKER,
           process === 0 ? "start" : "resume",

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { UpstashStore } from "@tool-boundary/core/upstash";
-import { type Child, freePort, start } from "../runtime/process.ts";
+import { type Child, freePort, start, WORKSPACE_CONFIG } from "../runtime/process.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
 import { assertCrashScenario, type Outcome, outcomeOf, startHarness } from "./harness.ts";
 import { lookupsBoundary, type LookupsInput } from "./lookups.ts";
@@ -68,7 +68,13 @@ Deno.test("Restate: every ctx.run step's tool runs once across process deaths an
   let service: Child | undefined;
   let stopping = false;
   const startService = async () => {
-    service = start(Deno.execPath(), ["run", "--allow-all", SERVICE, String(servicePort)], {
+    service = start(Deno.execPath(), [
+      "run",
+      ...WORKSPACE_CONFIG,
+      "--allow-all",
+      SERVICE,
+      String(servicePort),
+    ], {
       env: { HARNESS_URL: harness.url, ...redis },
     });
     await service.waitFor(/listening on/);

@@ -13,7 +13,7 @@ import { connectGateway, type StdioUpstream } from "@tool-boundary/mcp/gateway";
 import { stdioTransport } from "@tool-boundary/mcp/stdio";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "../runtime/flow.ts";
 import { harnessRecord, mcpConnect, SERVER_SECRET, startMcpRun } from "../runtime/mcp_flow.ts";
-import { alive, type Child, ROOT, start, waitGone } from "../runtime/process.ts";
+import { alive, type Child, ROOT, start, waitGone, WORKSPACE_CONFIG } from "../runtime/process.ts";
 
 const ENV = {
   AGENT_TOKEN,
@@ -122,6 +122,7 @@ Deno.test("deno run edge/gateway_deno.ts: stdio upstreams read, refuse writes, r
     ];
     const gateway = start(Deno.execPath(), [
       "run",
+      ...WORKSPACE_CONFIG,
       "--allow-net",
       "--allow-env",
       "--allow-run",
@@ -294,14 +295,14 @@ Deno.test("connectGateway: an upstream command that cannot start refuses the gat
   }
 });
 
-Deno.test("deno task dev runs a stdio upstream and stops it on SIGTERM", async () => {
+Deno.test("deno task dev:gateway runs a stdio upstream and stops it on SIGTERM", async () => {
   const memory = await serverScript("server-memory");
   const dir = await Deno.makeTempDir({ prefix: "tb-stdio-" });
   try {
     const memoryFile = `${dir}/memory.jsonl`;
     await Deno.writeTextFile(memoryFile, MEMORY);
     const before = await snapshot(dir);
-    const child = start(Deno.execPath(), ["task", "dev"], {
+    const child = start(Deno.execPath(), ["task", "dev:gateway"], {
       cwd: ROOT,
       env: {
         ...ENV,

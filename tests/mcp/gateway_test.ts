@@ -1,5 +1,5 @@
 /**
- * The deployable MCP gateway: `deno serve edge/gateway_deno.ts` and `deno task dev`, configured
+ * The deployable MCP gateway: `deno serve edge/gateway_deno.ts` and `deno task dev:gateway`, configured
  * by MCP_UPSTREAMS, in front of real upstreams over Streamable HTTP: the everything server from
  * npm, and another tool-boundary app's own MCP route (so the tool call ID is seen arriving on the
  * far side). Any MCP client reaches the upstream tools through the gateway's MCP route, and every
@@ -42,10 +42,10 @@ Deno.test("deno run edge/gateway_deno.ts serves an upstream's tools over its MCP
   }
 });
 
-Deno.test("deno task dev with MCP_UPSTREAMS is the gateway", async () => {
+Deno.test("deno task dev:gateway with MCP_UPSTREAMS is the gateway", async () => {
   const upstream = await startEverything();
   try {
-    const child = start(Deno.execPath(), ["task", "dev"], {
+    const child = start(Deno.execPath(), ["task", "dev:gateway"], {
       cwd: ROOT,
       env: { ...ENV, PORT: "0", MCP_UPSTREAMS: EVERYTHING_UPSTREAM(upstream.url) },
     });
@@ -59,6 +59,18 @@ Deno.test("deno task dev with MCP_UPSTREAMS is the gateway", async () => {
   } finally {
     await upstream.stop();
   }
+});
+
+Deno.test("deno task dev with MCP_UPSTREAMS stops and names task dev:gateway", async () => {
+  // task dev keeps to the core's deno.json, which does not know packages/mcp.
+  const child = start(Deno.execPath(), ["task", "dev"], {
+    cwd: ROOT,
+    env: { ...ENV, PORT: "0", MCP_UPSTREAMS: EVERYTHING_UPSTREAM("http://127.0.0.1:9/mcp") },
+  });
+  const status = await child.status;
+  assert.equal(status.code, 2);
+  assert.match(child.output(), /MCP_UPSTREAMS needs the MCP gateway .*task dev:gateway/);
+  assert.doesNotMatch(child.output(), /dev server on/);
 });
 
 Deno.test("a gateway in front of another boundary's MCP route: one ID in both ledgers", async () => {

@@ -112,6 +112,12 @@ export function freePort(): number {
 export const ROOT: string = new URL("../../", import.meta.url).pathname;
 
 /**
+ * `--config` for a child `deno` that runs this repository's files with the workspace's
+ * configuration (the core, packages/ and the test dependencies), as the tests themselves run.
+ */
+export const WORKSPACE_CONFIG: readonly string[] = ["--config", `${ROOT}deno.dev.json`];
+
+/**
  * Serves an entry of edge/ with Deno on a free loopback port, and resolves with the child and its
  * base URL once it listens. A module with a default `fetch` export runs under `deno serve`; one
  * that calls `Deno.serve` itself (PORT, HOST) under `deno run`.
@@ -126,8 +132,12 @@ export async function serveDeno(
   mode: "serve" | "run" = "serve",
 ): Promise<[Child, string]> {
   const args = mode === "run"
-    ? ["run", "--allow-net", "--allow-env", entry]
-    : ["serve", "--allow-net", "--allow-env", "--host", "127.0.0.1", "--port", "0", entry];
+    ? ["run", ...WORKSPACE_CONFIG, "--allow-net", "--allow-env", entry]
+    : [
+      "serve",
+      ...WORKSPACE_CONFIG,
+      ...["--allow-net", "--allow-env", "--host", "127.0.0.1", "--port", "0", entry],
+    ];
   const child = start(Deno.execPath(), args, {
     cwd: ROOT,
     env: { ...env, HOST: "127.0.0.1", PORT: "0" },

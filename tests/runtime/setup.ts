@@ -4,7 +4,7 @@
  * missing tool or a failed install fails the test; nothing is skipped.
  */
 import assert from "node:assert/strict";
-import { ROOT, run, start } from "./process.ts";
+import { ROOT, run, start, WORKSPACE_CONFIG } from "./process.ts";
 
 const HERE = new URL("./npm/", import.meta.url).pathname;
 const WORKERD = `${HERE}workerd.mjs`;
@@ -23,7 +23,8 @@ export async function npmBin(): Promise<string> {
  * @param entry Path from the repository root, e.g. `edge/cloudflare.ts`.
  * @param dir Output folder.
  * @param config A deno.json whose import map resolves the entry's imports, e.g.
- *   `examples/deno.json`, which maps `@tool-boundary/core` to this repository's source.
+ *   `examples/deno.json`, which maps `@tool-boundary/core` to this repository's source; by
+ *   default the workspace's (the core, packages/ and the test dependencies).
  * @returns The bundle's path.
  */
 export async function bundle(
@@ -34,7 +35,7 @@ export async function bundle(
   const out = `${dir}/${entry.replaceAll("/", "_").replace(/\.ts$/, ".js")}`;
   await run(Deno.execPath(), [
     "bundle",
-    ...(config === undefined ? [] : ["--config", config]),
+    ...(config === undefined ? WORKSPACE_CONFIG : ["--config", config]),
     "--platform",
     "browser",
     "-o",
