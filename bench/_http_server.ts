@@ -1,6 +1,6 @@
 /**
  * The HTTP server under test for figure 5, run in its own process by `http.ts`:
- * `deno run -A bench/_http_server.ts <bare|memory|upstash> <port>`.
+ * `deno run --config deno.dev.json -A bench/_http_server.ts <bare|memory|upstash> <port>`.
  *
  * - `memory`, `upstash`: `createApp` over a `ToolBoundary` on that store (Upstash through
  *   UPSTASH_REDIS_REST_URL / UPSTASH_REDIS_REST_TOKEN, the benchmark's fixture).

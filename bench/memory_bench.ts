@@ -3,7 +3,7 @@
  * directly with the JSON work that must happen anyway (parse the arguments text, serialize the
  * request, the raw response and the agent result). Raw payloads of 1 KiB and 64 KiB.
  *
- * Run: `deno task bench` (or `deno bench -A bench/memory_bench.ts`).
+ * Run: `deno task bench` (or `deno bench --config deno.dev.json -A bench/memory_bench.ts`).
  *
  * The tool returns a prebuilt raw object, so the tool itself costs nothing: the ratio is the
  * boundary's cost over the least a caller must do, the worst case for the boundary.

@@ -4,7 +4,7 @@
  * `JSON.stringify` of the tool's own object (which read every property twice and let a hidden
  * `toJSON` run). Raw payloads of 1 KiB and 64 KiB, as in figure 3.
  *
- * Run: `deno task bench` (or `deno bench -A bench/snapshot_bench.ts`).
+ * Run: `deno task bench` (or `deno bench --config deno.dev.json -A bench/snapshot_bench.ts`).
  */
 import { snapshotJson } from "../src/core/json.ts";
 import { benchOptions, logRaw } from "./_common.ts";

@@ -2,7 +2,7 @@
  * Figure 6: `utf8ByteLength` against `new TextEncoder().encode(s).length` on ASCII, CJK and
  * emoji-heavy strings from 1 KiB to 1 MiB (UTF-8 bytes).
  *
- * Run: `deno task bench` (or `deno bench -A bench/utf8_bench.ts`).
+ * Run: `deno task bench` (or `deno bench --config deno.dev.json -A bench/utf8_bench.ts`).
  */
 import { utf8ByteLength } from "../src/core/utf8.ts";
 import { benchOptions, textOfBytes } from "./_common.ts";

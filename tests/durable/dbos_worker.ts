@@ -1,6 +1,6 @@
 /**
  * The DBOS worker of the durable test: a workflow whose steps call the tool through the boundary.
- * Run with Deno: `deno run --allow-all tests/durable/dbos_worker.ts start|resume <workflowID>`,
+ * Run with Deno: `deno run --config deno.dev.json --allow-all tests/durable/dbos_worker.ts start|resume <workflowID>`,
  * with `DBOS_SYSTEM_DATABASE_URL`, `HARNESS_URL`, `UPSTASH_URL`, `UPSTASH_TOKEN` and (to start)
  * `LOOKUPS_INPUT` set. `start` starts the workflow; `resume` only launches DBOS, which recovers
  * the workflows a process that died left pending, and waits for this one. Prints

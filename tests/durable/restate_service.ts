@@ -1,6 +1,6 @@
 /**
  * The Restate service of the durable test: a workflow whose `ctx.run` steps call the tool through
- * the boundary. Run with Deno: `deno run --allow-all tests/durable/restate_service.ts <port>`,
+ * the boundary. Run with Deno: `deno run --config deno.dev.json --allow-all tests/durable/restate_service.ts <port>`,
  * with `HARNESS_URL`, `UPSTASH_URL` and `UPSTASH_TOKEN` set. The records live in the UpstashStore,
  * outside this process, which the test kills and starts again.
  *
