@@ -51,13 +51,7 @@
  * @module
  */
 export { ToolBoundary } from "./core/boundary.ts";
-export {
-  generateLedgerKeys,
-  type ReceiptCall,
-  type RecordProof,
-  type RunBundle,
-  type RunReceipt,
-} from "./core/ledger.ts";
+export { generateLedgerKeys, type RunBundle } from "./core/ledger.ts";
 export type {
   AuthorizeRequest,
   BoundaryEvent,
@@ -88,10 +82,13 @@ export type {
   ProjectedEvidence,
   Projection,
   ReadyResult,
+  ReceiptCall,
+  RecordProof,
   RecordStatus,
   RunBudget,
   RunContext,
   RunEnd,
+  RunReceipt,
   ToolCallEnvelope,
   ToolFailure,
 } from "./core/types.ts";

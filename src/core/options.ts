@@ -7,7 +7,7 @@
  */
 import type { ErrorCode } from "./errors.ts";
 import type { JsonObject } from "./json.ts";
-import type { RecordProof } from "./ledger.ts";
+import type { RecordProof } from "./types.ts";
 import type { Limits } from "./limits.ts";
 import type { Store } from "./store.ts";
 import type { AnyToolDefinition } from "./tool.ts";

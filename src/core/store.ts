@@ -36,8 +36,13 @@
  * @module
  */
 import type { ErrorCode } from "./errors.ts";
-import type { RecordProof } from "./ledger.ts";
-import type { EvidenceStatus, ProjectedEvidence, RecordStatus, ToolFailure } from "./types.ts";
+import type {
+  EvidenceStatus,
+  ProjectedEvidence,
+  RecordProof,
+  RecordStatus,
+  ToolFailure,
+} from "./types.ts";
 
 /** The state of a run as the store keeps it. */
 export interface RunState {

@@ -5,7 +5,6 @@
  */
 import type { ErrorCode } from "./errors.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
-import type { RecordProof, RunReceipt } from "./ledger.ts";
 
 /** Lifecycle status of a canonical record. Only PROJECTING -> READY | ERROR is allowed. */
 export type RecordStatus = "PROJECTING" | "READY" | "ERROR";
@@ -193,4 +192,38 @@ export interface RunEnd {
   omitted: number;
   /** With a `ledgerKey`: the run's seal, signed over its calls and these facts. */
   receipt?: RunReceipt;
+}
+
+/** What a completed record carries when the boundary has a ledger key. */
+export interface RecordProof {
+  /** Base64url SHA-256 of the canonical JSON of the record without `proof`. */
+  hash: string;
+  /** Base64url Ed25519 signature of {@linkcode recordMessage}. */
+  sig: string;
+  /** The key that signed. */
+  keyId: string;
+}
+
+/**
+ * One begun call of a sealed run, in begin order: the hash of its signed record, or `hash:
+ * null` with why there is none. INCOMPLETE: not completed when the run was sealed (still in
+ * flight, or its record expired PROJECTING). UNSIGNED: completed without a proof (by a boundary
+ * without a ledger key).
+ */
+export type ReceiptCall =
+  | { toolCallId: string; hash: string }
+  | { toolCallId: string; hash: null; state: "INCOMPLETE" | "UNSIGNED" };
+
+/** The seal of an ended run, signed over its calls and its facts. */
+export interface RunReceipt {
+  /** The run. */
+  runId: string;
+  /** Every begun call, in begin order. */
+  calls: ReceiptCall[];
+  /** Base64url SHA-256 of the canonical JSON of the facts the sealing `endRun` returned. */
+  factsHash: string;
+  /** The key that signed. */
+  keyId: string;
+  /** Base64url Ed25519 signature of {@linkcode receiptMessage}. */
+  sig: string;
 }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { verifyRun } from "./mod.ts";
+import { verifyRun } from "./verify.ts";
 
 /** Runs the program on `Deno.args`; sets `Deno.exitCode`. */
 export async function main(args: readonly string[] = Deno.args): Promise<void> {

@@ -7,18 +7,12 @@
 import { BoundaryError } from "../errors.ts";
 import { isSafeRunId } from "../ids.ts";
 import { canonicalJson, type JsonValue } from "../json.ts";
-import {
-  type LedgerSigner,
-  type ReceiptCall,
-  receiptMessage,
-  type RunReceipt,
-  sha256Base64url,
-} from "../ledger.ts";
+import { type LedgerSigner, receiptMessage, sha256Base64url } from "../ledger.ts";
 import { rowsToFacts } from "../progress.ts";
 import { emit, type Setup } from "../setup.ts";
 import type { FactRow, SealState } from "../store.ts";
 import { utf8ByteLength } from "../utf8.ts";
-import type { ObservedFact, RunContext, RunEnd } from "../types.ts";
+import type { ObservedFact, ReceiptCall, RunContext, RunEnd, RunReceipt } from "../types.ts";
 import { storeCall } from "./store_call.ts";
 
 /** IDs per page at most, so no one answer grows with an uncapped factCount. */

@@ -5,7 +5,8 @@
  * @module
  */
 import type { ErrorCode } from "../errors.ts";
-import { type LedgerSigner, recordHash, recordMessage, type RecordProof } from "../ledger.ts";
+import { type LedgerSigner, recordHash, recordMessage } from "../ledger.ts";
+import type { RecordProof } from "../types.ts";
 import { applyOutcome } from "../lifecycle.ts";
 import { toCanonicalRecord } from "../run/inspect.ts";
 import type { CompleteOutcome, StoredRecord } from "../store.ts";

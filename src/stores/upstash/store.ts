@@ -19,7 +19,8 @@ import {
 } from "../../core/limits.ts";
 import { projectingRecord } from "../../core/records.ts";
 import { pageOf } from "../../core/runs_page.ts";
-import { checkRecordProof, type RecordProof } from "../../core/ledger.ts";
+import { checkRecordProof } from "../../core/ledger.ts";
+import type { RecordProof } from "../../core/types.ts";
 import type {
   BeginRefusal,
   BeginRequest,

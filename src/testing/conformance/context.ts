@@ -6,7 +6,6 @@
  */
 import { ToolBoundary } from "../../core/boundary.ts";
 import type { Store } from "../../core/store.ts";
-import type { StoreCapability } from "./store_list_runs.ts";
 import type { Limits } from "../../core/limits.ts";
 import type { BoundaryResult, RunContext } from "../../core/types.ts";
 import { createFakeToolkit, type FakeToolkit } from "../fakes.ts";
@@ -49,6 +48,9 @@ export interface ConformanceOptions {
    */
   lacks?: readonly StoreCapability[];
 }
+
+/** The optional store capabilities a store may declare it lacks (`ConformanceOptions.lacks`). */
+export type StoreCapability = "listRuns";
 
 /** What a `Store` contract case gets: the store and its clock. */
 export interface StoreContext {

@@ -36,7 +36,7 @@ import { storeRunCases } from "./store_runs.ts";
 import { storeTtlCases } from "./store_ttl.ts";
 
 export type { ConformanceOptions, StoreUnderTest, TestRegistrar } from "./context.ts";
-export type { StoreCapability } from "./store_list_runs.ts";
+export type { StoreCapability } from "./context.ts";
 
 const STORE_CASES: readonly ((suite: Suite<StoreContext>) => void)[] = [
   storeRunCases,

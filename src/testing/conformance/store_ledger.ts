@@ -6,7 +6,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { RecordProof } from "../../core/ledger.ts";
+import type { RecordProof } from "../../core/types.ts";
 import type { StoreContext, Suite } from "./context.ts";
 import { beginAndComplete, beginRequest, FAILED, READY, storeRun } from "./helpers.ts";
 

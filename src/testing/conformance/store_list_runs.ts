@@ -12,11 +12,8 @@
 import assert from "node:assert/strict";
 import { MAX_LIST_RUNS } from "../../core/limits.ts";
 import type { RunSummary, Store } from "../../core/store.ts";
-import { type StoreContext, type Suite, uniqueId } from "./context.ts";
+import { type StoreCapability, type StoreContext, type Suite, uniqueId } from "./context.ts";
 import { beginAndComplete, beginRequest, FAILED, READY } from "./helpers.ts";
-
-/** The optional store capabilities a store may declare it lacks (`ConformanceOptions.lacks`). */
-export type StoreCapability = "listRuns";
 
 /** Most pages a case walks: far more than any case's runs need. */
 const MAX_PAGES = 10_000;
