@@ -203,7 +203,7 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.startRun} */
   startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StartRunRefusal> {
-    const refused = refusedBy(() => checkStartRunRequest(request));
+    const refused = refusedBy(checkStartRunRequest, request);
     if (refused !== null) return refused;
     const now = this.#clock();
     const existing = this.#liveRun(request.runId, now);
@@ -253,7 +253,7 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.begin} */
   begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal> {
-    const refused = refusedBy(() => checkBeginRequest(request));
+    const refused = refusedBy(checkBeginRequest, request);
     if (refused !== null) return refused;
     // One clock read per operation: every expiry check and the new record's expiry use it.
     const now = this.#clock();
@@ -310,7 +310,7 @@ export class MemoryStore implements Store {
   complete(
     request: CompleteRequest,
   ): Promise<{ ok: true; record: StoredRecord } | CompleteRefusal> {
-    const refused = refusedBy(() => checkCompleteRequest(request));
+    const refused = refusedBy(checkCompleteRequest, request);
     if (refused !== null) return refused;
     const now = this.#clock();
     const done = completeTransition(
@@ -351,7 +351,7 @@ export class MemoryStore implements Store {
       page?: EndRunPageState;
     } | EndRunRefusal
   > {
-    const refused = refusedBy(() => checkEndRunRequest(request));
+    const refused = refusedBy(checkEndRunRequest, request);
     if (refused !== null) return refused;
     const now = this.#clock();
     const run = this.#liveRun(request.runId, now);
@@ -574,14 +574,16 @@ function refuse<C extends StoreRefusal["code"]>(code: C): Promise<StoreRefusal<C
 
 /**
  * Runs a request's checks: a refusal code, or the RangeError rejected as an async method's would
- * be; `null` when the request may go on.
+ * be; `null` when the request may go on. The check and its request are passed apart, so that no
+ * closure is made per operation.
  */
-function refusedBy<C extends StoreRefusal["code"]>(
-  check: () => C | null,
+function refusedBy<R, C extends StoreRefusal["code"]>(
+  check: (request: R) => C | null,
+  request: R,
 ): Promise<StoreRefusal<C>> | null {
   let code;
   try {
-    code = check();
+    code = check(request);
   } catch (error) {
     return Promise.reject(error);
   }
