@@ -305,8 +305,7 @@ function sortedCopy(value: JsonValue): JsonValue {
         return copy;
       }
       if (!isPlainObject(value)) break;
-      // The default sort compares UTF-16 code units.
-      const keys = keysOf(value).sort();
+      const keys = sortedKeys(keysOf(value));
       const copy: JsonObject = {};
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i]!;
@@ -330,6 +329,22 @@ function sortedCopy(value: JsonValue): JsonValue {
     }
   }
   throw new TypeError("Cannot make canonical JSON: the value is not JSON data");
+}
+
+/**
+ * Sorts an object's keys by UTF-16 code units, as the default `sort` does: an insertion sort for
+ * the few keys most objects have (`<` on strings compares code units, and keys are distinct, so
+ * the order is the same), the built-in sort for more.
+ */
+function sortedKeys(keys: string[]): string[] {
+  if (keys.length > 8) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+  return keys;
 }
 
 /** The canonical text written out by hand: keys sorted at print time. */

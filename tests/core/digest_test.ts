@@ -2,6 +2,7 @@
  * Request identity: canonical JSON and the request digest that stores compare.
  */
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { requestDigest } from "../../src/core/digest.ts";
 import { canonicalJson, type JsonValue } from "../../src/core/json.ts";
 import { DISK_DIGEST } from "../../src/testing/conformance/helpers.ts";
@@ -98,5 +99,20 @@ Deno.test("requestDigest() gives WebCrypto's SHA-256 at every length, on both si
   assert.equal(
     await requestDigest("t", long),
     await webCryptoDigest(canonicalJson({ toolName: "t", input: long })),
+  );
+});
+
+Deno.test("requestDigest() is the SHA-256 of canonicalJson({ toolName, input }) for any name and input", async () => {
+  const names = fc.oneof(fc.string(), fc.string({ unit: "binary", maxLength: 12 }));
+  const inputs = fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), {
+    maxKeys: 12,
+  });
+  await fc.assert(
+    fc.asyncProperty(names, inputs, async (toolName, input) => {
+      const expected = await webCryptoDigest(canonicalJson({ toolName, input } as JsonValue));
+      assert.equal(await requestDigest(toolName, input as JsonValue), expected);
+      assert.equal(await requestDigest(toolName, JSON.stringify(input)), expected);
+    }),
+    { numRuns: 1_000 },
   );
 });
