@@ -53,6 +53,7 @@ import type {
   StoreRefusal,
 } from "../core/store.ts";
 import { utf8ByteLength } from "../core/utf8.ts";
+import { IdTable } from "./id_table.ts";
 import { exposeState, type RunEntry } from "./memory_state.ts";
 
 /** Options of {@linkcode MemoryStore}. */
@@ -157,11 +158,11 @@ export class MemoryStore implements Store {
   readonly #maxRecords: number;
   readonly #runs = new Map<string, RunEntry>();
   /**
-   * Records by run ID, then tool call ID: lookups hash the IDs the caller already holds (V8
-   * caches a string's hash), where a concatenated key was a new string to build and hash on
-   * every lookup.
+   * Records by run ID, then tool call ID: lookups hash the IDs the caller already holds, where a
+   * concatenated key was a new string to build and hash on every lookup. Tables keyed by tool
+   * call ID are `IdTable`s, which hash a new ID without V8's string table (see `./id_table.ts`).
    */
-  readonly #records = new Map<string, Map<string, StoredRecord>>();
+  readonly #records = new Map<string, IdTable<StoredRecord>>();
   #recordCount = 0;
   /**
    * Every live run by start, oldest first (each newer by `listedBefore`), for `listRuns`: a run
@@ -233,8 +234,8 @@ export class MemoryStore implements Store {
       ready: [],
       endedReady: null,
       endedExpiry: Number.POSITIVE_INFINITY,
-      begun: new Map(),
-      hashes: new Map(),
+      begun: new IdTable(),
+      hashes: new IdTable(),
       sealJson: null,
       errors: 0,
     });
@@ -287,7 +288,7 @@ export class MemoryStore implements Store {
     }
     const record = projectingRecord(request, now + request.ttlMs);
     let inRun = this.#records.get(request.runId);
-    if (inRun === undefined) this.#records.set(request.runId, inRun = new Map());
+    if (inRun === undefined) this.#records.set(request.runId, inRun = new IdTable());
     inRun.set(request.toolCallId, record);
     this.#recordCount++;
     this.#expiries.push({
@@ -521,7 +522,7 @@ export class MemoryStore implements Store {
     return record;
   }
 
-  #dropRecord(runId: string, inRun: Map<string, StoredRecord>, toolCallId: string): void {
+  #dropRecord(runId: string, inRun: IdTable<StoredRecord>, toolCallId: string): void {
     inRun.delete(toolCallId);
     this.#recordCount--;
     if (inRun.size === 0) this.#records.delete(runId);

@@ -5,6 +5,7 @@
  * @module
  */
 import type { BegunCall, RunState, StoredRecord } from "../core/store.ts";
+import type { IdTable } from "./id_table.ts";
 
 /** What a MemoryStore keeps of a run. */
 export interface RunEntry {
@@ -21,9 +22,9 @@ export interface RunEntry {
   /** The soonest expiry among those, kept by the first endRun (`Infinity` for none). */
   endedExpiry: number;
   /** Every key begun in the run, in begin order: a key stays used after its record expires. */
-  begun: Map<string, BegunCall>;
+  begun: IdTable<BegunCall>;
   /** The `proof.hash` each signed complete carried, by tool call ID, for the seal. */
-  hashes: Map<string, string>;
+  hashes: IdTable<string>;
   /** The seal `sealRun` kept, once. */
   sealJson: string | null;
   /** Begun calls whose record ended ERROR, for `listRuns`. */
@@ -32,7 +33,7 @@ export interface RunEntry {
 
 /** The live maps of a MemoryStore: records by run ID then tool call ID, and runs. */
 export interface MemoryState {
-  records: Map<string, Map<string, StoredRecord>>;
+  records: Map<string, IdTable<StoredRecord>>;
   runs: Map<string, RunEntry>;
 }
 
