@@ -138,12 +138,13 @@ function copyOnce(
   problem = "NOT_JSON";
   budget = maxLength;
   try {
-    // A prototype's toJSON would make JSON.stringify rewrite every copy.
-    if (hasOwn(ObjectPrototype, "toJSON") || hasOwn(ArrayPrototype, "toJSON")) {
-      return { problem: "NOT_JSON" };
-    }
+    // A prototype's toJSON would make JSON.stringify rewrite every copy: asked before the walk,
+    // and again after it, as a getter the walk ran may have given one a toJSON (an array's
+    // element is read after the array's own check).
+    if (prototypeHasToJSON()) return { problem: "NOT_JSON" };
     const copy = copyValue(value, Math.min(maxDepth, MAX_CHECK_DEPTH));
-    return copy === REFUSED ? { problem } : { value: copy };
+    if (copy === REFUSED) return { problem };
+    return prototypeHasToJSON() ? { problem: "NOT_JSON" } : { value: copy };
   } catch (error) {
     // A getter or a Proxy trap threw, or a trap broke a Proxy invariant.
     return { problem: "NOT_JSON", error };
@@ -151,6 +152,21 @@ function copyOnce(
     problem = outerProblem;
     budget = outerBudget;
   }
+}
+
+/** A plain object and a plain array of the module's own, never changed or handed out. */
+const PLAIN_OBJECT = Object.freeze({});
+const PLAIN_ARRAY = Object.freeze([]);
+
+/**
+ * Whether a copy's prototypes (`Object.prototype`, or `Array.prototype` and what it inherits
+ * from) hold a `toJSON`, which `JSON.stringify` would call. Asked of two objects of the module's
+ * own, as `in` on an object whose shape V8 has seen costs a few nanoseconds, where looking the
+ * key up on `Object.prototype` itself costs tens. May run a Proxy's trap, if one was made a
+ * prototype of `Array.prototype`: the caller catches what it throws.
+ */
+function prototypeHasToJSON(): boolean {
+  return "toJSON" in PLAIN_OBJECT || "toJSON" in PLAIN_ARRAY;
 }
 
 /** Recursion is the fast path in V8, and the depth cap keeps it far from the stack's limit. */
