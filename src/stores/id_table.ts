@@ -29,10 +29,17 @@ interface Entry<V> {
  * @returns An integer from 0 to 2^30 - 1.
  */
 export function hashOf(key: string): number {
+  // One operation of the store asks for the same key's hash a few times.
+  if (key === lastKey) return lastHash;
   let hash = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193);
-  return (hash ^ (hash >>> 30)) & 0x3fffffff;
+  lastKey = key;
+  return lastHash = (hash ^ (hash >>> 30)) & 0x3fffffff;
 }
+
+/** The last key hashed, and its hash. */
+let lastKey: string | undefined;
+let lastHash = 0;
 
 /**
  * A string-keyed map that never hashes its keys through the string table (see the module).
