@@ -245,6 +245,73 @@ function tooLarge(): typeof REFUSED {
 }
 
 /**
+ * {@linkcode snapshotJson} of what `JSON.parse` just returned, which no other code has held: the
+ * same answer, without the copy. Such a value is plain data by construction (own enumerable data
+ * properties, `Object.prototype` and `Array.prototype` as prototypes, no holes, no symbols, no
+ * shared parts), so only what the walk would still refuse or change is checked: nesting past
+ * `maxDepth`, a number that is not finite (`1e999` parses to Infinity), a prototype with a
+ * `toJSON`, and `-0`, which is set to `0` in place. No length bound: the text that was parsed
+ * bounds the work, and the caller its own limit on the result's text.
+ *
+ * @param parsed What `JSON.parse` returned, not yet handed to anyone.
+ * @param maxDepth The deepest nesting of arrays and objects accepted.
+ * @returns `{ json, value }` with `value` the parsed value itself, or `{ problem }`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { snapshotParsed } from "./json.ts";
+ * assert.deepEqual(snapshotParsed(JSON.parse('{"a":[-0]}'), 8), { json: '{"a":[0]}', value: { a: [0] } });
+ * assert.deepEqual(snapshotParsed(JSON.parse("[[1]]"), 1), { problem: "TOO_DEEP" });
+ * ```
+ */
+export function snapshotParsed(parsed: unknown, maxDepth: number): JsonSnapshot {
+  try {
+    if (prototypeHasToJSON()) return { problem: "NOT_JSON" };
+  } catch (error) {
+    return { problem: "NOT_JSON", error };
+  }
+  const value = parsed === 0 ? 0 : parsed; // -0
+  const problem = parsedProblem(value, Math.min(maxDepth, MAX_CHECK_DEPTH));
+  return problem !== null
+    ? { problem }
+    : { json: JSON.stringify(value), value: value as JsonValue };
+}
+
+/** What {@linkcode snapshotParsed} refuses in parsed data, setting `-0` to `0` on the way. */
+function parsedProblem(value: unknown, depth: number): JsonProblem | null {
+  if (typeof value !== "object") {
+    return typeof value !== "number" || Number.isFinite(value) ? null : "NOT_JSON";
+  }
+  if (value === null) return null;
+  if (depth < 1) return "TOO_DEEP";
+  if (isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      if (item === 0) value[i] = 0; // -0
+      else if (typeof item === "object" || typeof item === "number") {
+        const inner = parsedProblem(item, depth - 1);
+        if (inner !== null) return inner;
+      }
+    }
+    return null;
+  }
+  const object = value as Record<string, unknown>;
+  const keys = keysOf(object);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const item = object[key];
+    // An own data property: assigning it runs no setter, `__proto__` included.
+    if (item === 0) object[key] = 0; // -0
+    else if (typeof item === "object" || typeof item === "number") {
+      const inner = parsedProblem(item, depth - 1);
+      if (inner !== null) return inner;
+    }
+  }
+  return null;
+}
+
+/**
  * Tells whether a value is a plain JSON object (not an array, not null).
  *
  * @param value Anything.
