@@ -4,6 +4,7 @@
  * @module
  */
 import { canonicalJson, type JsonValue } from "./json.ts";
+import { utf8ByteLength } from "./utf8.ts";
 
 /**
  * The digest a store compares to tell a repeat of a request from another request under the same
@@ -70,20 +71,94 @@ export function requestDigestNow(
   input: string | JsonValue,
 ): string | Promise<string> {
   if (typeof toolName !== "string") throw new TypeError("Invalid toolName: expected a string");
-  const value = typeof input === "string" ? JSON.parse(input) as JsonValue : input;
-  // The canonical JSON of `{ toolName, input }`, its frame written out ("input" sorts first).
-  const text = `{"input":${canonicalJson(value)},"toolName":${JSON.stringify(toolName)}}`;
-  // WebCrypto's digest is an async call with a fixed cost (about 10 us here, more than a whole
-  // MemoryStore invoke's store work); for the short requests most tools get, SHA-256 in JS is
-  // several times faster. Past SMALL_BYTES WebCrypto is the faster one.
-  if (text.length < SMALL_BYTES) {
-    const { written } = encoder.encodeInto(text, block);
-    if (written < SMALL_BYTES) return base64url(sha256(written));
-  }
-  return crypto.subtle.digest("SHA-256", encoder.encode(text)).then((digest) =>
-    base64url(new Uint8Array(digest))
-  );
+  const text = canonicalRequest(toolName, input);
+  return shortDigest(text) ??
+    crypto.subtle.digest("SHA-256", encoder.encode(text)).then((digest) =>
+      base64url(new Uint8Array(digest))
+    );
 }
+
+/** The canonical JSON of `{ toolName, input }`, its frame written out ("input" sorts first). */
+function canonicalRequest(toolName: string, input: string | JsonValue): string {
+  const value = typeof input === "string" ? JSON.parse(input) as JsonValue : input;
+  return `{"input":${canonicalJson(value)},"toolName":${JSON.stringify(toolName)}}`;
+}
+
+/**
+ * The digest of a short text, in JS; `null` from SMALL_BYTES of UTF-8 on. WebCrypto's digest is
+ * an async call with a fixed cost (about 10 us here, more than a whole MemoryStore invoke's store
+ * work); for the short requests most tools get, SHA-256 in JS is several times faster. Past
+ * SMALL_BYTES WebCrypto is the faster one.
+ */
+function shortDigest(text: string): string | null {
+  if (text.length >= SMALL_BYTES) return null;
+  const { written } = encoder.encodeInto(text, block);
+  return written < SMALL_BYTES ? base64url(sha256(written)) : null;
+}
+
+/**
+ * The digest of a short request, computed the first time it is read: a store that may never
+ * need it (`MemoryStore` compares digests only when a key is begun again, and hands one out only
+ * from `lookupCall`) leaves the hash undone on every call that is never repeated. It is taken
+ * from the recorded request text, which nothing can change, so it is the digest
+ * {@linkcode requestDigest} gives of that request whenever it is read.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { PendingDigest, requestDigest } from "./digest.ts";
+ * const text = '{"query":"disk"}';
+ * const pending = PendingDigest.of("search", text, text.length);
+ * assert.equal(pending?.value, await requestDigest("search", text));
+ * assert.equal(PendingDigest.of("search", text, 600), null);
+ * ```
+ */
+export class PendingDigest {
+  #toolName: string;
+  #requestJson: string;
+  #digest: string | undefined = undefined;
+
+  private constructor(toolName: string, requestJson: string) {
+    this.#toolName = toolName;
+    this.#requestJson = requestJson;
+  }
+
+  /**
+   * A pending digest of a request, when its canonical text is short enough to be hashed at
+   * once when read.
+   *
+   * @param toolName The tool called.
+   * @param requestJson The recorded request: JSON text of an object.
+   * @param requestBytes Its UTF-8 bytes. The canonical text has the same characters in another
+   *   order, inside a frame of 22 bytes and the tool name as JSON.
+   * @returns The pending digest, or `null` when the request is too long (compute
+   *   {@linkcode requestDigest} instead).
+   */
+  static of(toolName: string, requestJson: string, requestBytes: number): PendingDigest | null {
+    if (toolName !== frameName) {
+      frameName = toolName;
+      frameBytes = 22 + utf8ByteLength(JSON.stringify(toolName));
+    }
+    return requestBytes + frameBytes < SMALL_BYTES
+      ? new PendingDigest(toolName, requestJson)
+      : null;
+  }
+
+  /** The digest, computed on the first read. */
+  get value(): string {
+    if (this.#digest === undefined) {
+      const digest = shortDigest(canonicalRequest(this.#toolName, this.#requestJson));
+      if (digest === null) throw new RangeError("Cannot digest: the request is not short");
+      this.#digest = digest;
+      this.#requestJson = this.#toolName = ""; // no longer needed
+    }
+    return this.#digest;
+  }
+}
+
+/** The tool name of the last frame measured, and the frame's UTF-8 bytes. */
+let frameName: string | undefined;
+let frameBytes = 0;
 
 /** Where WebCrypto becomes the faster SHA-256 (measured: equal at about 1 KiB, 10x at 64 KiB). */
 const SMALL_BYTES = 512;

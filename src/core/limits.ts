@@ -353,12 +353,33 @@ export function checkStartRunRequest(request: StartRunRequest): "INVALID_RUN_ID"
 export function checkBeginRequest(
   request: BeginRequest,
 ): "INVALID_RUN_ID" | "INVALID_TOOL_CALL_ID" | null {
+  return checkBegin(request, true);
+}
+
+/**
+ * {@linkcode checkBeginRequest} but for the digest, of a request whose digest is valid by
+ * construction: a `PendingBeginRequest` of the boundary's (see `./begin_request.ts`).
+ *
+ * @param request The request.
+ * @returns `INVALID_RUN_ID` or `INVALID_TOOL_CALL_ID` when an ID is not allowed, else `null`.
+ * @throws {RangeError} When a number is out of its range or the tool name is not well-formed.
+ */
+export function checkBeginRequestButDigest(
+  request: BeginRequest,
+): "INVALID_RUN_ID" | "INVALID_TOOL_CALL_ID" | null {
+  return checkBegin(request, false);
+}
+
+function checkBegin(
+  request: BeginRequest,
+  digest: boolean,
+): "INVALID_RUN_ID" | "INVALID_TOOL_CALL_ID" | null {
   if (!isSafeRunId(request?.runId)) return "INVALID_RUN_ID";
   if (!isSafeToolCallId(request.toolCallId)) return "INVALID_TOOL_CALL_ID";
   if (!isWellFormedName(request.toolName)) {
     throw new RangeError("Invalid toolName: expected a string of well-formed Unicode");
   }
-  if (!isRequestDigest(request.requestDigest)) {
+  if (digest && !isRequestDigest(request.requestDigest)) {
     throw new RangeError("Invalid requestDigest: expected 1 to 128 of A-Z a-z 0-9 _ -");
   }
   checkEpochMs("now", request.now);

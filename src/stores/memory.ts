@@ -15,8 +15,10 @@
  */
 import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { completeTransition, summarizeCall } from "../core/lifecycle.ts";
+import { PendingBeginRequest, takeDigestsLater } from "../core/begin_request.ts";
 import {
   checkBeginRequest,
+  checkBeginRequestButDigest,
   checkCompleteRequest,
   checkEndRunRequest,
   checkListRunsRequest,
@@ -54,7 +56,7 @@ import type {
 } from "../core/store.ts";
 import { utf8ByteLength } from "../core/utf8.ts";
 import { IdTable } from "./id_table.ts";
-import { exposeState, type RunEntry } from "./memory_state.ts";
+import { digestOf, exposeState, type RunEntry } from "./memory_state.ts";
 
 /** Options of {@linkcode MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -181,6 +183,8 @@ export class MemoryStore implements Store {
       records: (store as MemoryStore).#records,
       runs: (store as MemoryStore).#runs,
     }));
+    // The boundary may hand this begin a request whose digest is hashed when first read.
+    takeDigestsLater(MemoryStore.prototype.begin);
   }
 
   /**
@@ -254,7 +258,12 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.begin} */
   begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal> {
-    const refused = refusedBy(checkBeginRequest, request);
+    // The boundary's request carries a digest valid by construction, hashed only if compared.
+    const pending = PendingBeginRequest.digestOf(request);
+    const refused = refusedBy(
+      pending === undefined ? checkBeginRequest : checkBeginRequestButDigest,
+      request,
+    );
     if (refused !== null) return refused;
     // One clock read per operation: every expiry check and the new record's expiry use it.
     const now = this.#clock();
@@ -269,7 +278,7 @@ export class MemoryStore implements Store {
     if (state.status !== "ACTIVE") return refuse("RUN_INACTIVE");
     if (request.now >= state.deadline) return refuse("DEADLINE_EXCEEDED");
     if (begun !== undefined) {
-      if (begun.requestDigest !== request.requestDigest) return refuse("TOOL_CALL_CONFLICT");
+      if (digestOf(begun) !== request.requestDigest) return refuse("TOOL_CALL_CONFLICT");
       if (request.replay !== true) return refuse("DUPLICATE_TOOL_CALL");
       const record = this.#liveRecord(request.runId, request.toolCallId, now);
       return Promise.resolve({
@@ -299,7 +308,7 @@ export class MemoryStore implements Store {
     state.used.calls++;
     run.begun.set(request.toolCallId, {
       toolCallId: request.toolCallId,
-      requestDigest: request.requestDigest,
+      digest: pending ?? request.requestDigest,
       attemptId: request.attemptId,
       seq: state.used.calls,
     });
@@ -494,7 +503,12 @@ export class MemoryStore implements Store {
     if (call === undefined) return Promise.resolve({ call: null, record: null });
     const record = this.#liveRecord(runId, toolCallId, now);
     return Promise.resolve({
-      call: { ...call },
+      call: {
+        toolCallId: call.toolCallId,
+        requestDigest: digestOf(call),
+        attemptId: call.attemptId,
+        seq: call.seq,
+      },
       record: record === undefined ? null : { ...record },
     });
   }
