@@ -204,9 +204,15 @@ function copyArray(value: unknown[], depth: number): JsonValue[] | typeof REFUSE
   if ((budget -= length + 1) < 0) return tooLarge();
   const copy: JsonValue[] = [];
   for (let i = 0; i < length; i++) {
-    const item = copyValue(value[i], depth - 1);
-    if (item === REFUSED) return REFUSED;
-    copy[i] = item;
+    const item = value[i];
+    if (typeof item === "string") { // as in copyObject: counted here, without a call
+      if ((budget -= item.length + 2) < 0) return tooLarge();
+      copy[i] = item;
+      continue;
+    }
+    const inner = copyValue(item, depth - 1);
+    if (inner === REFUSED) return REFUSED;
+    copy[i] = inner;
   }
   return copy;
 }
