@@ -16,12 +16,19 @@
  */
 import * as current from "../src/mod.ts";
 import { MemoryStore } from "../src/stores/memory.ts";
-import { type LogRaw, logRaw, printTable, projectLogs, SMOKE } from "./_common.ts";
+import {
+  directCalls,
+  FIGURE3_INPUT,
+  type LogRaw,
+  logRaw,
+  printTable,
+  projectLogs,
+  SMOKE,
+} from "./_common.ts";
 
 const ROUNDS = SMOKE ? 3 : Number(Deno.env.get("BENCH_ROUNDS") ?? 300);
 const WARMUP = SMOKE ? 1 : 50;
 const CALLS = 100; // per batch: the default run budget
-const INPUT_TEXT = '{"service":"api","query":"timeout","window":"24h","limit":50}';
 
 const raw = logRaw(1024);
 let sink = 0;
@@ -42,7 +49,6 @@ const logTool = (defineTool: Tree["defineTool"]) =>
   });
 
 const tool = logTool(current.defineTool);
-const signal = new AbortController().signal;
 
 interface Row {
   name: string;
@@ -55,22 +61,7 @@ interface Row {
 const rows: Row[] = [{
   name: "direct: JSON.parse + tool + projector + 3x JSON.stringify",
   batch: async () => {
-    for (let i = 0; i < CALLS; i++) {
-      const input = JSON.parse(INPUT_TEXT);
-      const requestJson = JSON.stringify(input);
-      const result = await tool.execute(input, {
-        signal,
-        run: undefined!,
-        toolCallId: "call_1",
-      }) as LogRaw;
-      const rawJson = JSON.stringify(result);
-      const projection = await tool.project(result, {
-        run: undefined!,
-        toolCallId: "call_1",
-        input,
-      });
-      sink += requestJson.length + rawJson.length + JSON.stringify(projection).length;
-    }
+    sink += await directCalls(tool, CALLS);
   },
   means: [],
 }];
@@ -90,7 +81,7 @@ async function treeRow(name: string, tree: Tree): Promise<Row> {
           toolCallId: `call_${seq++}`,
           runId: run.runId,
           toolName: "search_logs",
-          input: INPUT_TEXT,
+          input: FIGURE3_INPUT,
         });
         if (answer.status !== "READY") throw new Error(`invoke failed: ${JSON.stringify(answer)}`);
       }

@@ -303,16 +303,11 @@ function parsedProblem(value: unknown, depth: number): JsonProblem | null {
     return null;
   }
   const object = value as Record<string, unknown>;
-  const keys = keysOf(object);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    const item = object[key];
-    // An own data property: assigning it runs no setter, `__proto__` included.
-    if (item === 0) object[key] = 0; // -0
-    else if (typeof item === "object" || typeof item === "number") {
-      const inner = parsedProblem(item, depth - 1);
-      if (inner !== null) return inner;
-    }
+  // An own data property: assigning it runs no setter, `__proto__` included.
+  for (const key of keysOf(object)) {
+    const inner = parsedProblem(object[key], depth - 1);
+    if (inner !== null) return inner;
+    if (object[key] === 0) object[key] = 0; // -0
   }
   return null;
 }
