@@ -9,8 +9,9 @@
  * checkout's `src/` (its own `ToolBoundary` and `MemoryStore`), interleaved with the other two:
  * before and after, side by side.
  *
- * Run: `deno task bench:memory` (`BENCH_ROUNDS=<batches per row>`, default 300, after 50
- * warm-up batches).
+ * Run: `deno task bench:memory` (`BENCH_ROUNDS=<batches per row>`, default 1500, after 100
+ * warm-up batches: about 6 s). With 300 batches the median moved by up to 0.4x between runs on
+ * the shared machine; with 1500 it stays within a few hundredths.
  *
  * @module
  */
@@ -26,8 +27,8 @@ import {
   SMOKE,
 } from "./_common.ts";
 
-const ROUNDS = SMOKE ? 3 : Number(Deno.env.get("BENCH_ROUNDS") ?? 300);
-const WARMUP = SMOKE ? 1 : 50;
+const ROUNDS = SMOKE ? 3 : Number(Deno.env.get("BENCH_ROUNDS") ?? 1500);
+const WARMUP = SMOKE ? 1 : 100;
 const CALLS = 100; // per batch: the default run budget
 
 const raw = logRaw(1024);
