@@ -181,7 +181,8 @@ export class ScriptBatcher {
  * import assert from "node:assert/strict";
  * import { packBySize } from "./batch.ts";
  * const size = (n: number) => n;
- * assert.deepEqual(packBySize([4, 4, 9, 3], 8, size, (n) => n * 2), [[4, 4], [9], [3]]);
+ * // 9 is over the cap: a group of its own, sent while [4, 4] is still being filled.
+ * assert.deepEqual(packBySize([4, 4, 9, 3], 8, size, (n) => n * 2), [[9], [4, 4], [3]]);
  * ```
  */
 export function packBySize<T>(
