@@ -99,3 +99,32 @@ export function searchLogsTool(raw: LogRaw): AnyToolDefinition {
     project: (r) => projectLogs(r),
   });
 }
+
+/** Figure 3's tool input, as an agent sends it: JSON text. */
+export const FIGURE3_INPUT = '{"service":"api","query":"timeout","window":"24h","limit":50}';
+
+const directSignal = new AbortController().signal;
+
+/**
+ * Figure 3's direct path, `calls` times: what a caller must do anyway without the boundary
+ * (parse the arguments text, call the tool and the projector, serialize the request, the raw
+ * response and the agent result).
+ *
+ * @returns The JSON texts' total length, for the caller to keep (so none is optimized away).
+ */
+export async function directCalls(tool: AnyToolDefinition, calls: number): Promise<number> {
+  let length = 0;
+  for (let i = 0; i < calls; i++) {
+    const input = JSON.parse(FIGURE3_INPUT);
+    const requestJson = JSON.stringify(input);
+    const result = await tool.execute(input, {
+      signal: directSignal,
+      run: undefined!,
+      toolCallId: "call_1",
+    });
+    const rawJson = JSON.stringify(result);
+    const projection = await tool.project(result, { run: undefined!, toolCallId: "call_1", input });
+    length += requestJson.length + rawJson.length + JSON.stringify(projection).length;
+  }
+  return length;
+}

@@ -14,9 +14,15 @@
  */
 import { defineTool, ToolBoundary } from "../src/mod.ts";
 import { MemoryStore } from "../src/stores/memory.ts";
-import { benchOptions, type LogRaw, logRaw, projectLogs } from "./_common.ts";
+import {
+  benchOptions,
+  directCalls,
+  FIGURE3_INPUT,
+  type LogRaw,
+  logRaw,
+  projectLogs,
+} from "./_common.ts";
 
-const INPUT_TEXT = '{"service":"api","query":"timeout","window":"24h","limit":50}';
 const CALLS_PER_RUN = 100; // the default run budget
 const RUNS_PER_STORE = 10;
 
@@ -31,7 +37,6 @@ for (const [label, bytes] of [["1 KiB", 1024], ["64 KiB", 65_536]] as const) {
     project: (r: LogRaw) => projectLogs(r),
   });
   const group = `memory ${label}`;
-  const signal = new AbortController().signal;
 
   Deno.bench({
     ...benchOptions,
@@ -41,23 +46,7 @@ for (const [label, bytes] of [["1 KiB", 1024], ["64 KiB", 65_536]] as const) {
     baseline: true,
     async fn(b) {
       b.start();
-      for (let i = 0; i < CALLS_PER_RUN; i++) {
-        const input = JSON.parse(INPUT_TEXT);
-        const requestJson = JSON.stringify(input);
-        const result = await tool.execute(input, {
-          signal,
-          run: undefined!,
-          toolCallId: "call_1",
-        }) as LogRaw;
-        const rawJson = JSON.stringify(result);
-        const projection = await tool.project(result, {
-          run: undefined!,
-          toolCallId: "call_1",
-          input,
-        });
-        const agentJson = JSON.stringify(projection);
-        sink += requestJson.length + rawJson.length + agentJson.length;
-      }
+      sink += await directCalls(tool, CALLS_PER_RUN);
       b.end();
     },
   });
@@ -81,7 +70,7 @@ for (const [label, bytes] of [["1 KiB", 1024], ["64 KiB", 65_536]] as const) {
           toolCallId: `call_${calls++}`,
           runId: run.runId,
           toolName: "search_logs",
-          input: INPUT_TEXT,
+          input: FIGURE3_INPUT,
         });
         if (result.status !== "READY") throw new Error(`invoke failed: ${JSON.stringify(result)}`);
       }

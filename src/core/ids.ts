@@ -42,6 +42,11 @@ const LONE_SURROGATE = /\p{Cs}/u;
 /**
  * Tells whether a value is an acceptable tool call ID, exactly as given (no trimming).
  *
+ * The same answer as testing {@linkcode TOOL_CALL_ID_PATTERN}, without a regular expression: one
+ * loop over a table of the allowed characters (a property test holds it to the pattern). The last
+ * ID accepted is kept, so that the boundary and its store checking the same call's ID ask again
+ * at the cost of one string comparison: a string never changes, so an equal one is as valid.
+ *
  * @param value Anything.
  * @returns `true` when `value` is a string matching {@linkcode TOOL_CALL_ID_PATTERN}.
  *
@@ -54,11 +59,18 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * ```
  */
 export function isSafeToolCallId(value: unknown): value is string {
-  return typeof value === "string" && TOOL_CALL_ID_PATTERN.test(value);
+  if (typeof value !== "string") return false;
+  if (value === lastToolCallId) return true;
+  if (!allowedId(value, 256, TOOL_CALL_ID_UNITS)) return false;
+  lastToolCallId = value;
+  return true;
 }
 
 /**
  * Tells whether a value is an acceptable run ID, exactly as given.
+ *
+ * The same answer as testing {@linkcode RUN_ID_PATTERN} (see {@linkcode isSafeToolCallId}); the
+ * last run ID accepted is kept, as every call of a run names it again.
  *
  * @param value Anything.
  * @returns `true` when `value` is a string matching {@linkcode RUN_ID_PATTERN}.
@@ -72,7 +84,55 @@ export function isSafeToolCallId(value: unknown): value is string {
  * ```
  */
 export function isSafeRunId(value: unknown): value is string {
-  return typeof value === "string" && RUN_ID_PATTERN.test(value);
+  if (typeof value !== "string") return false;
+  if (value === lastRunId) return true;
+  if (!allowedId(value, 128, RUN_ID_UNITS)) return false;
+  lastRunId = value;
+  return true;
+}
+
+/** The last tool call ID and run ID accepted (a string equal to one is as valid). */
+let lastToolCallId: string | null = null;
+let lastRunId: string | null = null;
+
+/**
+ * A table of the UTF-16 code units below 128 that `units` lists: 1 allowed, 0 not.
+ *
+ * @param units The allowed characters (ASCII).
+ * @returns The table, for {@linkcode allowedId}.
+ */
+export function unitTable(units: string): Uint8Array {
+  const table = new Uint8Array(128);
+  for (let i = 0; i < units.length; i++) table[units.charCodeAt(i)] = 1;
+  return table;
+}
+
+const ID_UNITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-";
+/** `A-Z a-z 0-9 _ . : -`, as in {@linkcode TOOL_CALL_ID_PATTERN}. */
+const TOOL_CALL_ID_UNITS = unitTable(`${ID_UNITS}:`);
+/** `A-Z a-z 0-9 _ . -`, as in {@linkcode RUN_ID_PATTERN}. */
+const RUN_ID_UNITS = unitTable(ID_UNITS);
+const DOT = 0x2e;
+
+/**
+ * Tells whether a string has 1 to `maxLength` code units, each one `table` allows, and is not
+ * dots only (which a table without `.` refuses anyway).
+ *
+ * @param value A string.
+ * @param maxLength The most code units.
+ * @param table From {@linkcode unitTable}.
+ * @returns Whether the string is allowed.
+ */
+export function allowedId(value: string, maxLength: number, table: Uint8Array): boolean {
+  const length = value.length;
+  if (length < 1 || length > maxLength) return false;
+  let dotsOnly = true;
+  for (let i = 0; i < length; i++) {
+    const unit = value.charCodeAt(i);
+    if (unit > 127 || table[unit] === 0) return false;
+    if (unit !== DOT) dotsOnly = false;
+  }
+  return !dotsOnly;
 }
 
 /**

@@ -138,12 +138,13 @@ function copyOnce(
   problem = "NOT_JSON";
   budget = maxLength;
   try {
-    // A prototype's toJSON would make JSON.stringify rewrite every copy.
-    if (hasOwn(ObjectPrototype, "toJSON") || hasOwn(ArrayPrototype, "toJSON")) {
-      return { problem: "NOT_JSON" };
-    }
+    // A prototype's toJSON would make JSON.stringify rewrite every copy: asked before the walk,
+    // and again after it, as a getter the walk ran may have given one a toJSON (an array's
+    // element is read after the array's own check).
+    if (prototypeHasToJSON()) return { problem: "NOT_JSON" };
     const copy = copyValue(value, Math.min(maxDepth, MAX_CHECK_DEPTH));
-    return copy === REFUSED ? { problem } : { value: copy };
+    if (copy === REFUSED) return { problem };
+    return prototypeHasToJSON() ? { problem: "NOT_JSON" } : { value: copy };
   } catch (error) {
     // A getter or a Proxy trap threw, or a trap broke a Proxy invariant.
     return { problem: "NOT_JSON", error };
@@ -151,6 +152,21 @@ function copyOnce(
     problem = outerProblem;
     budget = outerBudget;
   }
+}
+
+/** A plain object and a plain array of the module's own, never changed or handed out. */
+const PLAIN_OBJECT = Object.freeze({});
+const PLAIN_ARRAY = Object.freeze([]);
+
+/**
+ * Whether a copy's prototypes (`Object.prototype`, or `Array.prototype` and what it inherits
+ * from) hold a `toJSON`, which `JSON.stringify` would call. Asked of two objects of the module's
+ * own, as `in` on an object whose shape V8 has seen costs a few nanoseconds, where looking the
+ * key up on `Object.prototype` itself costs tens. May run a Proxy's trap, if one was made a
+ * prototype of `Array.prototype`: the caller catches what it throws.
+ */
+function prototypeHasToJSON(): boolean {
+  return "toJSON" in PLAIN_OBJECT || "toJSON" in PLAIN_ARRAY;
 }
 
 /** Recursion is the fast path in V8, and the depth cap keeps it far from the stack's limit. */
@@ -188,9 +204,15 @@ function copyArray(value: unknown[], depth: number): JsonValue[] | typeof REFUSE
   if ((budget -= length + 1) < 0) return tooLarge();
   const copy: JsonValue[] = [];
   for (let i = 0; i < length; i++) {
-    const item = copyValue(value[i], depth - 1);
-    if (item === REFUSED) return REFUSED;
-    copy[i] = item;
+    const item = value[i];
+    if (typeof item === "string") { // as in copyObject: counted here, without a call
+      if ((budget -= item.length + 2) < 0) return tooLarge();
+      copy[i] = item;
+      continue;
+    }
+    const inner = copyValue(item, depth - 1);
+    if (inner === REFUSED) return REFUSED;
+    copy[i] = inner;
   }
   return copy;
 }
@@ -226,6 +248,68 @@ function copyObject(value: object, depth: number): JsonObject | typeof REFUSED {
 function tooLarge(): typeof REFUSED {
   problem = "TOO_LARGE";
   return REFUSED;
+}
+
+/**
+ * {@linkcode snapshotJson} of what `JSON.parse` just returned, which no other code has held: the
+ * same answer, without the copy. Such a value is plain data by construction (own enumerable data
+ * properties, `Object.prototype` and `Array.prototype` as prototypes, no holes, no symbols, no
+ * shared parts), so only what the walk would still refuse or change is checked: nesting past
+ * `maxDepth`, a number that is not finite (`1e999` parses to Infinity), a prototype with a
+ * `toJSON`, and `-0`, which is set to `0` in place. No length bound: the text that was parsed
+ * bounds the work, and the caller its own limit on the result's text.
+ *
+ * @param parsed What `JSON.parse` returned, not yet handed to anyone.
+ * @param maxDepth The deepest nesting of arrays and objects accepted.
+ * @returns `{ json, value }` with `value` the parsed value itself, or `{ problem }`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { snapshotParsed } from "./json.ts";
+ * assert.deepEqual(snapshotParsed(JSON.parse('{"a":[-0]}'), 8), { json: '{"a":[0]}', value: { a: [0] } });
+ * assert.deepEqual(snapshotParsed(JSON.parse("[[1]]"), 1), { problem: "TOO_DEEP" });
+ * ```
+ */
+export function snapshotParsed(parsed: unknown, maxDepth: number): JsonSnapshot {
+  try {
+    if (prototypeHasToJSON()) return { problem: "NOT_JSON" };
+  } catch (error) {
+    return { problem: "NOT_JSON", error };
+  }
+  const value = parsed === 0 ? 0 : parsed; // -0
+  const problem = parsedProblem(value, Math.min(maxDepth, MAX_CHECK_DEPTH));
+  return problem !== null
+    ? { problem }
+    : { json: JSON.stringify(value), value: value as JsonValue };
+}
+
+/** What {@linkcode snapshotParsed} refuses in parsed data, setting `-0` to `0` on the way. */
+function parsedProblem(value: unknown, depth: number): JsonProblem | null {
+  if (typeof value !== "object") {
+    return typeof value !== "number" || Number.isFinite(value) ? null : "NOT_JSON";
+  }
+  if (value === null) return null;
+  if (depth < 1) return "TOO_DEEP";
+  if (isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      if (item === 0) value[i] = 0; // -0
+      else if (typeof item === "object" || typeof item === "number") {
+        const inner = parsedProblem(item, depth - 1);
+        if (inner !== null) return inner;
+      }
+    }
+    return null;
+  }
+  const object = value as Record<string, unknown>;
+  // An own data property: assigning it runs no setter, `__proto__` included.
+  for (const key of keysOf(object)) {
+    const inner = parsedProblem(object[key], depth - 1);
+    if (inner !== null) return inner;
+    if (object[key] === 0) object[key] = 0; // -0
+  }
+  return null;
 }
 
 /**
@@ -305,8 +389,7 @@ function sortedCopy(value: JsonValue): JsonValue {
         return copy;
       }
       if (!isPlainObject(value)) break;
-      // The default sort compares UTF-16 code units.
-      const keys = keysOf(value).sort();
+      const keys = sortedKeys(keysOf(value));
       const copy: JsonObject = {};
       for (let i = 0; i < keys.length; i++) {
         const key = keys[i]!;
@@ -330,6 +413,22 @@ function sortedCopy(value: JsonValue): JsonValue {
     }
   }
   throw new TypeError("Cannot make canonical JSON: the value is not JSON data");
+}
+
+/**
+ * Sorts an object's keys by UTF-16 code units, as the default `sort` does: an insertion sort for
+ * the few keys most objects have (`<` on strings compares code units, and keys are distinct, so
+ * the order is the same), the built-in sort for more.
+ */
+function sortedKeys(keys: string[]): string[] {
+  if (keys.length > 8) return keys.sort();
+  for (let i = 1; i < keys.length; i++) {
+    const key = keys[i]!;
+    let j = i - 1;
+    for (; j >= 0 && keys[j]! > key; j--) keys[j + 1] = keys[j]!;
+    keys[j + 1] = key;
+  }
+  return keys;
 }
 
 /** The canonical text written out by hand: keys sorted at print time. */

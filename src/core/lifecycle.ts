@@ -84,8 +84,10 @@ export function applyOutcome(
   outcome: CompleteOutcome,
   now: number,
 ): StoredRecord {
-  // A failure is the outcome's, never the record's before.
-  const { failure: _before, ...base } = record;
+  // A failure is the outcome's, never the record's before. A record without one of its own
+  // (every PROJECTING record) is spread as it is: an object rest that leaves a key out costs V8
+  // ten times a spread.
+  const base = Object.hasOwn(record, "failure") ? withoutFailure(record) : record;
   return outcome.status === "READY"
     ? {
       ...base,
@@ -106,6 +108,11 @@ export function applyOutcome(
       updatedAt: now,
       ...(outcome.failure === undefined ? {} : { failure: checkFailure(outcome.failure) }),
     };
+}
+
+function withoutFailure(record: StoredRecord): Omit<StoredRecord, "failure"> {
+  const { failure: _before, ...base } = record;
+  return base;
 }
 
 /**

@@ -19,7 +19,7 @@
  *
  * @module
  */
-import { isSafeRunId, isSafeToolCallId, isWellFormedName } from "./ids.ts";
+import { allowedId, isSafeRunId, isSafeToolCallId, isWellFormedName, unitTable } from "./ids.ts";
 import { checkRecordProof } from "./ledger.ts";
 import { readRunsCursor, type RunsCursor } from "./runs_page.ts";
 import type {
@@ -33,6 +33,29 @@ import type {
 
 /** A `requestDigest`: 1 to 128 of `A-Z a-z 0-9 _ -` (base64url), so it never holds a separator. */
 export const REQUEST_DIGEST_PATTERN: RegExp = /^[A-Za-z0-9_-]{1,128}$/;
+
+const DIGEST_UNITS = unitTable(
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-",
+);
+
+/**
+ * Tells whether a value is a `requestDigest` stores accept: a string matching
+ * {@linkcode REQUEST_DIGEST_PATTERN} (the same answer, without the regular expression).
+ *
+ * @param value Anything.
+ * @returns `true` for 1 to 128 of `A-Z a-z 0-9 _ -`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isRequestDigest } from "./limits.ts";
+ * assert.equal(isRequestDigest("q5JmZqIY0rZ3kzWqDx2SXLwQdqhbcs_xoASvtmnX7dQ"), true);
+ * assert.equal(isRequestDigest("a.b"), false);
+ * ```
+ */
+export function isRequestDigest(value: unknown): value is string {
+  return typeof value === "string" && allowedId(value, 128, DIGEST_UNITS);
+}
 
 /**
  * Byte and count limits, all in UTF-8 bytes of the exact JSON stored.
@@ -330,14 +353,33 @@ export function checkStartRunRequest(request: StartRunRequest): "INVALID_RUN_ID"
 export function checkBeginRequest(
   request: BeginRequest,
 ): "INVALID_RUN_ID" | "INVALID_TOOL_CALL_ID" | null {
+  return checkBegin(request, true);
+}
+
+/**
+ * {@linkcode checkBeginRequest} but for the digest, of a request whose digest is valid by
+ * construction: a `PendingBeginRequest` of the boundary's (see `./begin_request.ts`).
+ *
+ * @param request The request.
+ * @returns `INVALID_RUN_ID` or `INVALID_TOOL_CALL_ID` when an ID is not allowed, else `null`.
+ * @throws {RangeError} When a number is out of its range or the tool name is not well-formed.
+ */
+export function checkBeginRequestButDigest(
+  request: BeginRequest,
+): "INVALID_RUN_ID" | "INVALID_TOOL_CALL_ID" | null {
+  return checkBegin(request, false);
+}
+
+function checkBegin(
+  request: BeginRequest,
+  digest: boolean,
+): "INVALID_RUN_ID" | "INVALID_TOOL_CALL_ID" | null {
   if (!isSafeRunId(request?.runId)) return "INVALID_RUN_ID";
   if (!isSafeToolCallId(request.toolCallId)) return "INVALID_TOOL_CALL_ID";
   if (!isWellFormedName(request.toolName)) {
     throw new RangeError("Invalid toolName: expected a string of well-formed Unicode");
   }
-  if (
-    typeof request.requestDigest !== "string" || !REQUEST_DIGEST_PATTERN.test(request.requestDigest)
-  ) {
+  if (digest && !isRequestDigest(request.requestDigest)) {
     throw new RangeError("Invalid requestDigest: expected 1 to 128 of A-Z a-z 0-9 _ -");
   }
   checkEpochMs("now", request.now);

@@ -41,6 +41,27 @@ export function utf8ByteLength(text: string): number {
   return bytes;
 }
 
+/**
+ * At least {@linkcode utf8ByteLength} of a text, and never less, without reading it: UTF-8 takes
+ * at most 3 bytes per UTF-16 unit (a surrogate pair, 2 units, is 4 bytes; a lone surrogate 3, as
+ * U+FFFD). A limit that even this bound keeps needs no count.
+ *
+ * @param text Any string.
+ * @returns Three times its length.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { utf8ByteBound, utf8ByteLength } from "./utf8.ts";
+ * for (const text of ["a", "é", "日", "😀", "\ud800"]) {
+ *   assert.ok(utf8ByteBound(text) >= utf8ByteLength(text));
+ * }
+ * ```
+ */
+export function utf8ByteBound(text: string): number {
+  return 3 * text.length;
+}
+
 /** Below this many UTF-16 units the loop beats a call into the encoder. */
 const SHORT = 64;
 /** UTF-16 units per `encodeInto` call; each needs at most 3 bytes of scratch. */

@@ -15,8 +15,10 @@
  */
 import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { completeTransition, summarizeCall } from "../core/lifecycle.ts";
+import { PendingBeginRequest, takeDigestsLater } from "../core/begin_request.ts";
 import {
   checkBeginRequest,
+  checkBeginRequestButDigest,
   checkCompleteRequest,
   checkEndRunRequest,
   checkListRunsRequest,
@@ -53,7 +55,8 @@ import type {
   StoreRefusal,
 } from "../core/store.ts";
 import { utf8ByteLength } from "../core/utf8.ts";
-import { exposeState, type RunEntry } from "./memory_state.ts";
+import { IdTable } from "./id_table.ts";
+import { digestOf, exposeState, type RunEntry } from "./memory_state.ts";
 
 /** Options of {@linkcode MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -157,11 +160,11 @@ export class MemoryStore implements Store {
   readonly #maxRecords: number;
   readonly #runs = new Map<string, RunEntry>();
   /**
-   * Records by run ID, then tool call ID: lookups hash the IDs the caller already holds (V8
-   * caches a string's hash), where a concatenated key was a new string to build and hash on
-   * every lookup.
+   * Records by run ID, then tool call ID: lookups hash the IDs the caller already holds, where a
+   * concatenated key was a new string to build and hash on every lookup. Tables keyed by tool
+   * call ID are `IdTable`s, which hash a new ID without V8's string table (see `./id_table.ts`).
    */
-  readonly #records = new Map<string, Map<string, StoredRecord>>();
+  readonly #records = new Map<string, IdTable<StoredRecord>>();
   #recordCount = 0;
   /**
    * Every live run by start, oldest first (each newer by `listedBefore`), for `listRuns`: a run
@@ -180,6 +183,8 @@ export class MemoryStore implements Store {
       records: (store as MemoryStore).#records,
       runs: (store as MemoryStore).#runs,
     }));
+    // The boundary may hand this begin a request whose digest is hashed when first read.
+    takeDigestsLater(MemoryStore.prototype.begin);
   }
 
   /**
@@ -203,7 +208,7 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.startRun} */
   startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StartRunRefusal> {
-    const refused = refusedBy(() => checkStartRunRequest(request));
+    const refused = refusedBy(checkStartRunRequest, request);
     if (refused !== null) return refused;
     const now = this.#clock();
     const existing = this.#liveRun(request.runId, now);
@@ -233,8 +238,8 @@ export class MemoryStore implements Store {
       ready: [],
       endedReady: null,
       endedExpiry: Number.POSITIVE_INFINITY,
-      begun: new Map(),
-      hashes: new Map(),
+      begun: new IdTable(),
+      hashes: new IdTable(),
       sealJson: null,
       errors: 0,
     });
@@ -253,7 +258,12 @@ export class MemoryStore implements Store {
 
   /** {@inheritDoc Store.begin} */
   begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal> {
-    const refused = refusedBy(() => checkBeginRequest(request));
+    // The boundary's request carries a digest valid by construction, hashed only if compared.
+    const pending = PendingBeginRequest.digestOf(request);
+    const refused = refusedBy(
+      pending === undefined ? checkBeginRequest : checkBeginRequestButDigest,
+      request,
+    );
     if (refused !== null) return refused;
     // One clock read per operation: every expiry check and the new record's expiry use it.
     const now = this.#clock();
@@ -268,7 +278,7 @@ export class MemoryStore implements Store {
     if (state.status !== "ACTIVE") return refuse("RUN_INACTIVE");
     if (request.now >= state.deadline) return refuse("DEADLINE_EXCEEDED");
     if (begun !== undefined) {
-      if (begun.requestDigest !== request.requestDigest) return refuse("TOOL_CALL_CONFLICT");
+      if (digestOf(begun) !== request.requestDigest) return refuse("TOOL_CALL_CONFLICT");
       if (request.replay !== true) return refuse("DUPLICATE_TOOL_CALL");
       const record = this.#liveRecord(request.runId, request.toolCallId, now);
       return Promise.resolve({
@@ -287,7 +297,7 @@ export class MemoryStore implements Store {
     }
     const record = projectingRecord(request, now + request.ttlMs);
     let inRun = this.#records.get(request.runId);
-    if (inRun === undefined) this.#records.set(request.runId, inRun = new Map());
+    if (inRun === undefined) this.#records.set(request.runId, inRun = new IdTable());
     inRun.set(request.toolCallId, record);
     this.#recordCount++;
     this.#expiries.push({
@@ -298,7 +308,7 @@ export class MemoryStore implements Store {
     state.used.calls++;
     run.begun.set(request.toolCallId, {
       toolCallId: request.toolCallId,
-      requestDigest: request.requestDigest,
+      digest: pending ?? request.requestDigest,
       attemptId: request.attemptId,
       seq: state.used.calls,
     });
@@ -310,7 +320,7 @@ export class MemoryStore implements Store {
   complete(
     request: CompleteRequest,
   ): Promise<{ ok: true; record: StoredRecord } | CompleteRefusal> {
-    const refused = refusedBy(() => checkCompleteRequest(request));
+    const refused = refusedBy(checkCompleteRequest, request);
     if (refused !== null) return refused;
     const now = this.#clock();
     const done = completeTransition(
@@ -351,7 +361,7 @@ export class MemoryStore implements Store {
       page?: EndRunPageState;
     } | EndRunRefusal
   > {
-    const refused = refusedBy(() => checkEndRunRequest(request));
+    const refused = refusedBy(checkEndRunRequest, request);
     if (refused !== null) return refused;
     const now = this.#clock();
     const run = this.#liveRun(request.runId, now);
@@ -493,7 +503,12 @@ export class MemoryStore implements Store {
     if (call === undefined) return Promise.resolve({ call: null, record: null });
     const record = this.#liveRecord(runId, toolCallId, now);
     return Promise.resolve({
-      call: { ...call },
+      call: {
+        toolCallId: call.toolCallId,
+        requestDigest: digestOf(call),
+        attemptId: call.attemptId,
+        seq: call.seq,
+      },
       record: record === undefined ? null : { ...record },
     });
   }
@@ -521,7 +536,7 @@ export class MemoryStore implements Store {
     return record;
   }
 
-  #dropRecord(runId: string, inRun: Map<string, StoredRecord>, toolCallId: string): void {
+  #dropRecord(runId: string, inRun: IdTable<StoredRecord>, toolCallId: string): void {
     inRun.delete(toolCallId);
     this.#recordCount--;
     if (inRun.size === 0) this.#records.delete(runId);
@@ -574,14 +589,16 @@ function refuse<C extends StoreRefusal["code"]>(code: C): Promise<StoreRefusal<C
 
 /**
  * Runs a request's checks: a refusal code, or the RangeError rejected as an async method's would
- * be; `null` when the request may go on.
+ * be; `null` when the request may go on. The check and its request are passed apart, so that no
+ * closure is made per operation.
  */
-function refusedBy<C extends StoreRefusal["code"]>(
-  check: () => C | null,
+function refusedBy<R, C extends StoreRefusal["code"]>(
+  check: (request: R) => C | null,
+  request: R,
 ): Promise<StoreRefusal<C>> | null {
   let code;
   try {
-    code = check();
+    code = check(request);
   } catch (error) {
     return Promise.reject(error);
   }

@@ -4,7 +4,26 @@
  *
  * @module
  */
-import type { BegunCall, RunState, StoredRecord } from "../core/store.ts";
+import type { PendingDigest } from "../core/digest.ts";
+import type { RunState, StoredRecord } from "../core/store.ts";
+import type { IdTable } from "./id_table.ts";
+
+/**
+ * A begun key as a MemoryStore keeps it: a `BegunCall` whose digest may still be pending (the
+ * boundary's requests carry one, hashed only when read: see `core/begin_request.ts`).
+ */
+export interface BegunEntry {
+  toolCallId: string;
+  digest: string | PendingDigest;
+  attemptId: string;
+  seq: number;
+}
+
+/** The digest of a begun key, hashed now if it was pending. */
+export function digestOf(entry: BegunEntry): string {
+  const { digest } = entry;
+  return typeof digest === "string" ? digest : digest.value;
+}
 
 /** What a MemoryStore keeps of a run. */
 export interface RunEntry {
@@ -21,9 +40,9 @@ export interface RunEntry {
   /** The soonest expiry among those, kept by the first endRun (`Infinity` for none). */
   endedExpiry: number;
   /** Every key begun in the run, in begin order: a key stays used after its record expires. */
-  begun: Map<string, BegunCall>;
+  begun: IdTable<BegunEntry>;
   /** The `proof.hash` each signed complete carried, by tool call ID, for the seal. */
-  hashes: Map<string, string>;
+  hashes: IdTable<string>;
   /** The seal `sealRun` kept, once. */
   sealJson: string | null;
   /** Begun calls whose record ended ERROR, for `listRuns`. */
@@ -32,7 +51,7 @@ export interface RunEntry {
 
 /** The live maps of a MemoryStore: records by run ID then tool call ID, and runs. */
 export interface MemoryState {
-  records: Map<string, Map<string, StoredRecord>>;
+  records: Map<string, IdTable<StoredRecord>>;
   runs: Map<string, RunEntry>;
 }
 

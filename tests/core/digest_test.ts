@@ -2,7 +2,9 @@
  * Request identity: canonical JSON and the request digest that stores compare.
  */
 import assert from "node:assert/strict";
-import { requestDigest } from "../../src/core/digest.ts";
+import fc from "fast-check";
+import { PendingDigest, requestDigest } from "../../src/core/digest.ts";
+import { utf8ByteLength } from "../../src/core/utf8.ts";
 import { canonicalJson, type JsonValue } from "../../src/core/json.ts";
 import { DISK_DIGEST } from "../../src/testing/conformance/helpers.ts";
 
@@ -98,5 +100,42 @@ Deno.test("requestDigest() gives WebCrypto's SHA-256 at every length, on both si
   assert.equal(
     await requestDigest("t", long),
     await webCryptoDigest(canonicalJson({ toolName: "t", input: long })),
+  );
+});
+
+Deno.test("requestDigest() is the SHA-256 of canonicalJson({ toolName, input }) for any name and input", async () => {
+  const names = fc.oneof(fc.string(), fc.string({ unit: "binary", maxLength: 12 }));
+  const inputs = fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), {
+    maxKeys: 12,
+  });
+  await fc.assert(
+    fc.asyncProperty(names, inputs, async (toolName, input) => {
+      const expected = await webCryptoDigest(canonicalJson({ toolName, input } as JsonValue));
+      assert.equal(await requestDigest(toolName, input as JsonValue), expected);
+      assert.equal(await requestDigest(toolName, JSON.stringify(input)), expected);
+    }),
+    { numRuns: 1_000 },
+  );
+});
+
+Deno.test("PendingDigest is requestDigest of the recorded request, for every request short enough to hash at once", async () => {
+  const names = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ unit: "binary", maxLength: 8 }));
+  const units = fc.constantFrom("x", "é", "日", "\u{1F600}", "\ud800", '"', "\n");
+  const inputs = fc.tuple(fc.array(units, { maxLength: 200 }), fc.jsonValue({ maxDepth: 2 }))
+    .map(([parts, value]) => ({ q: parts.join(""), value }));
+  await fc.assert(
+    fc.asyncProperty(names, inputs, async (toolName, input) => {
+      const requestJson = JSON.stringify(input);
+      const bytes = utf8ByteLength(requestJson);
+      const pending = PendingDigest.of(toolName, requestJson, bytes);
+      const text = canonicalJson({ toolName, input } as JsonValue);
+      // Pending exactly when the canonical text is under the synchronous path's 512 bytes.
+      assert.equal(pending !== null, utf8ByteLength(text) < 512);
+      if (pending !== null) {
+        assert.equal(pending.value, await webCryptoDigest(text));
+        assert.equal(pending.value, await requestDigest(toolName, requestJson));
+      }
+    }),
+    { numRuns: 1_000 },
   );
 });

@@ -184,6 +184,43 @@ Deno.test("snapshotJson() refuses what JSON.stringify would drop or rewrite, and
     },
   };
   assert.equal("problem" in snapshotJson(grows, 8), true, "a getter that adds a property");
+  // A getter that gives Object.prototype a toJSON while it is read: JSON.stringify would call
+  // it on the copy, so the text would not be the copy's. An array's element is read after the
+  // array's own toJSON check, so only a check after the walk sees it.
+  for (
+    const [name, make] of [
+      ["an object's getter", (install: () => void) => ({
+        get a() {
+          install();
+          return 1;
+        },
+      })],
+      ["an array element's getter", (install: () => void) => ({
+        x: Object.defineProperty([1, 2], 1, {
+          get() {
+            install();
+            return 2;
+          },
+          enumerable: true,
+        }),
+      })],
+    ] as const
+  ) {
+    for (const proto of [Object.prototype, Array.prototype]) {
+      const polluted = make(() =>
+        Object.defineProperty(proto, "toJSON", {
+          value: () => "rewritten",
+          configurable: true,
+        })
+      );
+      try {
+        const snapshot = snapshotJson(polluted, 8);
+        assert.equal("problem" in snapshot && snapshot.problem, "NOT_JSON", name);
+      } finally {
+        delete (proto as { toJSON?: unknown }).toJSON;
+      }
+    }
+  }
   // What a throwing read threw is kept for the harness's logs.
   const thrown = snapshotJson(new Proxy({}, { ownKeys: thrower("ownKeys") }), 8);
   assert.ok("error" in thrown && String(thrown.error).includes("ownKeys"));

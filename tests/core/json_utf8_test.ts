@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { checkJson, isPlainObject } from "../../src/core/json.ts";
+import { checkJson, isPlainObject, snapshotJson, snapshotParsed } from "../../src/core/json.ts";
 import { validateProjection } from "../../src/core/progress.ts";
 import { utf8ByteLength } from "../../src/store.ts";
 
@@ -141,5 +141,42 @@ Deno.test("validateProjection() requires evidence, a non-empty scope and JSON co
     ]
   ) {
     assert.equal(validateProjection(bad, 10), null, JSON.stringify(bad));
+  }
+});
+
+Deno.test("snapshotParsed() answers as snapshotJson() for anything JSON.parse returns", () => {
+  // JSON texts with what parsed data can still hold that the walk refuses or changes: -0,
+  // numbers past a double's range, deep nesting, `__proto__` and integer-like keys.
+  const leaf = fc.oneof(
+    fc.constantFrom("-0", "0", "1e999", "-1e999", "1e-999", '"\\ud800"', "null", "true", '"x"'),
+    fc.jsonValue({ maxDepth: 1 }).map((value) => JSON.stringify(value)),
+  );
+  const text: fc.Arbitrary<string> = fc.letrec<{ value: string }>((tie) => ({
+    value: fc.oneof(
+      { arbitrary: leaf, weight: 3 },
+      fc.array(tie("value"), { maxLength: 4 }).map((items) => `[${items.join(",")}]`),
+      fc.array(
+        fc.tuple(fc.constantFrom("a", "__proto__", "0", "toJSON", "constructor"), tie("value")),
+        { maxLength: 4 },
+      ).map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(",")}}`),
+    ),
+  })).value;
+  fc.assert(
+    fc.property(text, fc.integer({ min: 0, max: 5 }), (source, depth) => {
+      const expected = snapshotJson(JSON.parse(source), depth);
+      const parsed = snapshotParsed(JSON.parse(source), depth);
+      assert.deepEqual(parsed, expected, source);
+      if ("json" in parsed) assert.deepEqual(parsed.value, JSON.parse(parsed.json));
+    }),
+    { numRuns: 3_000 },
+  );
+  assert.equal(Object.is((snapshotParsed(-0, 1) as { value: unknown }).value, 0), true);
+  for (const proto of [Object.prototype, Array.prototype]) {
+    Object.defineProperty(proto, "toJSON", { value: () => "x", configurable: true });
+    try {
+      assert.deepEqual(snapshotParsed(JSON.parse('{"a":[1]}'), 8), { problem: "NOT_JSON" });
+    } finally {
+      delete (proto as { toJSON?: unknown }).toJSON;
+    }
   }
 });

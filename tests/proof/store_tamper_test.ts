@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import type { StoredRecord } from "../../src/core/store.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
+import { IdTable } from "../../src/stores/id_table.ts";
 import { memoryStateForTests } from "../../src/stores/memory_state.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { verifyRun } from "../../src/verify/mod.ts";
@@ -73,7 +74,7 @@ const OPERATORS: { name: string; open(): Promise<Operator> }[] = [
           const i = entries.findIndex(([id]) => id === a);
           const j = entries.findIndex(([id]) => id === b);
           [entries[i], entries[j]] = [entries[j]!, entries[i]!];
-          run(runId).begun = new Map(entries);
+          run(runId).begun = new IdTable(entries);
           return Promise.resolve();
         },
         editSeal(runId, edit) {

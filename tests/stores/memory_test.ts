@@ -3,9 +3,12 @@
  * sweep of expired records, and copies in and out.
  */
 import assert from "node:assert/strict";
+import { PendingBeginRequest } from "../../src/core/begin_request.ts";
+import { PendingDigest, requestDigest } from "../../src/core/digest.ts";
 import type { BeginRequest } from "../../src/core/store.ts";
-import { type BoundaryEvent, ToolBoundary } from "../../src/mod.ts";
+import { type BoundaryEvent, defineTool, ToolBoundary } from "../../src/mod.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
+import { memoryStateForTests } from "../../src/stores/memory_state.ts";
 
 function fakeClock(start = Date.UTC(2026, 0, 1)) {
   let now = start;
@@ -235,4 +238,78 @@ Deno.test("records of mixed TTLs expire in expiry order: size always counts exac
     const live = expiries.filter((at) => at > clock()).length;
     assert.equal(store.size, live, `after call_${i}`);
   }
+});
+
+Deno.test("the boundary hands MemoryStore's own begin a digest hashed only when it is compared or handed out", async () => {
+  const store = new MemoryStore();
+  let executed = 0;
+  const lookup = defineTool({
+    name: "lookup",
+    readOnly: true,
+    execute: (input) => (executed++, { key: input.key }),
+    project: () => ({ evidence: "NO_EVIDENCE", scope: "the table", content: null }),
+  });
+  const boundary = new ToolBoundary({ store, tools: [lookup] });
+  const run = await boundary.startRun();
+  const call = (toolCallId: string, key: string) =>
+    boundary.invoke(run, { toolCallId, runId: run.runId, toolName: "lookup", input: { key } });
+  assert.equal((await call("call_1", "a")).status, "READY");
+  const entry = memoryStateForTests(store).runs.get(run.runId)!.begun.get("call_1")!;
+  assert.ok(entry.digest instanceof PendingDigest, "not hashed at begin");
+  // Handed out: the digest of the recorded request, as requestDigest gives it.
+  const found = await store.lookupCall(run.runId, "call_1");
+  assert.equal(found?.call?.requestDigest, await requestDigest("lookup", { key: "a" }));
+  // Compared: the same request again is a duplicate, another one a conflict, and neither runs.
+  const again = await call("call_1", "a");
+  assert.equal(again.status === "ERROR" && again.code, "DUPLICATE_TOOL_CALL");
+  const other = await call("call_1", "b");
+  assert.equal(other.status === "ERROR" && other.code, "TOOL_CALL_CONFLICT");
+  assert.equal(executed, 1);
+  const recalled = await boundary.recall(run, {
+    toolCallId: "call_1",
+    runId: run.runId,
+    toolName: "lookup",
+    input: '{"key":"a"}',
+  });
+  assert.equal(recalled.status, "READY");
+  // A direct caller's begin is checked in full: a forged pending request carries no digest.
+  const { requestDigest: _digest, ...fields } = begin(run.runId, "call_2", Date.now());
+  const forged = Object.assign(Object.create(PendingBeginRequest.prototype), fields);
+  await assert.rejects(store.begin(forged), TypeError);
+  await assert.rejects(
+    store.begin({ ...begin(run.runId, "call_3", Date.now()), requestDigest: "not a digest" }),
+    RangeError,
+  );
+});
+
+Deno.test("a MemoryStore whose begin is wrapped gets plain begin requests, digest computed", async () => {
+  const store = new MemoryStore();
+  const seen: BeginRequest[] = [];
+  const wrapped = new Proxy(store, {
+    get(target, property) {
+      const value = Reflect.get(target, property);
+      if (property === "begin") {
+        return (request: BeginRequest) => (seen.push({ ...request }), target.begin(request));
+      }
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const ping = defineTool({
+    name: "ping",
+    readOnly: true,
+    execute: () => ({}),
+    project: () => ({ evidence: "NO_EVIDENCE", scope: "ping", content: null }),
+  });
+  const boundary = new ToolBoundary({ store: wrapped, tools: [ping] });
+  const run = await boundary.startRun();
+  const result = await boundary.invoke(run, {
+    toolCallId: "call_1",
+    runId: run.runId,
+    toolName: "ping",
+    input: {},
+  });
+  assert.equal(result.status, "READY");
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0]?.requestDigest, await requestDigest("ping", {}));
+  assert.equal(Object.getPrototypeOf(seen[0]), Object.prototype);
 });

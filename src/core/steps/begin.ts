@@ -5,7 +5,9 @@
  *
  * @module
  */
-import { requestDigestNow } from "../digest.ts";
+import { PendingBeginRequest, takesDigestsLater } from "../begin_request.ts";
+import { PendingDigest, requestDigestNow } from "../digest.ts";
+import type { Store } from "../store.ts";
 import type { BoundaryResult } from "../types.ts";
 import { emit } from "../setup.ts";
 import type { Call } from "./call.ts";
@@ -25,8 +27,13 @@ import { replayResult } from "./replay.ts";
 export async function begin(call: Call): Promise<BoundaryResult | null> {
   const { setup, run, tool, toolCallId } = call;
   // The store tells a repeat from another request under the same key by this digest alone: it
-  // covers the tool as well as the input, so another tool is another request.
-  let digest = requestDigestNow(tool.name, call.input);
+  // covers the tool as well as the input, so another tool is another request. MemoryStore's own
+  // begin takes it as a PendingDigest, hashed only if the store ever compares it.
+  const later = beginTakingDigestsLater(setup.store);
+  const pending = later === undefined
+    ? null
+    : PendingDigest.of(tool.name, call.requestJson, call.requestBytes);
+  let digest = pending === null ? requestDigestNow(tool.name, call.input) : "";
   if (typeof digest !== "string") digest = await digest;
   if (setup.ended.has(run)) return call.refuse("RUN_INACTIVE");
   const now = setup.clock();
@@ -36,17 +43,34 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
   const replay = setup.onDuplicate === "replay";
   let begun;
   try {
-    begun = await setup.store.begin({
-      runId: run.runId,
-      toolCallId,
-      toolName: tool.name,
-      requestJson: call.requestJson,
-      requestDigest: digest,
-      ...(replay ? { replay } : {}),
-      attemptId,
-      ttlMs: setup.recordTtlMs,
-      now,
-    });
+    begun = pending !== null
+      ? await later!.call(
+        setup.store,
+        new PendingBeginRequest(
+          {
+            runId: run.runId,
+            toolCallId,
+            toolName: tool.name,
+            requestJson: call.requestJson,
+            attemptId,
+            ttlMs: setup.recordTtlMs,
+            now,
+          },
+          replay,
+          pending,
+        ),
+      )
+      : await setup.store.begin({
+        runId: run.runId,
+        toolCallId,
+        toolName: tool.name,
+        requestJson: call.requestJson,
+        requestDigest: digest,
+        ...(replay ? { replay } : {}),
+        attemptId,
+        ttlMs: setup.recordTtlMs,
+        now,
+      });
   } catch (error) {
     return call.refuse("STORE_UNAVAILABLE", error);
   }
@@ -75,4 +99,19 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
   call.begun = begun.record;
   if (call.cancelled()) call.fail("CANCELLED", null);
   return null;
+}
+
+/**
+ * The store's `begin`, when it is one that takes a {@linkcode PendingBeginRequest}; read without
+ * throwing (a store whose property read throws gets the plain request, and the same failure when
+ * `begin` is called).
+ */
+function beginTakingDigestsLater(store: Store): Store["begin"] | undefined {
+  let begin: unknown;
+  try {
+    begin = store.begin;
+  } catch {
+    return undefined;
+  }
+  return takesDigestsLater(begin) ? begin as Store["begin"] : undefined;
 }

@@ -12,7 +12,8 @@
 import { ERROR_MESSAGES, type ErrorCode } from "../errors.ts";
 import { readFailure } from "../failure.ts";
 import type { JsonObject } from "../json.ts";
-import { MAX_TIMER_MS } from "../limits.ts";
+import { MAX_TIMER_MS, RECORD_OVERHEAD_BYTES } from "../limits.ts";
+import { utf8ByteLength } from "../utf8.ts";
 import { emit, type Setup } from "../setup.ts";
 import type { CompleteOutcome, StoredRecord } from "../store.ts";
 import type { AnyToolDefinition } from "../tool.ts";
@@ -50,8 +51,12 @@ export class Call {
   projection: Projection | null = null;
   /** `execute` returned `toolError(raw)`: the raw response is checked, then the call fails. */
   toolFailed = false;
-  /** Bytes of the record so far (request, raw response, IDs, tool name, overhead). */
-  recordBytes = 0;
+  /**
+   * Bytes of the raw response's JSON, once checked: exact when `rawBytesExact`, else a bound
+   * that kept every limit (`utf8ByteBound`).
+   */
+  rawBytes = 0;
+  rawBytesExact = false;
   /** Why the tool stage was stopped: its time limit or the caller's signal. */
   stopCode: "TOOL_TIMEOUT" | "CANCELLED" | null = null;
   #controller: AbortController | undefined = undefined;
@@ -79,6 +84,16 @@ export class Call {
     this.requestBytes = request.requestBytes;
     this.signal = signal;
     this.startedAt = startedAt;
+  }
+
+  /**
+   * Bytes of the record but for the raw response and the agent result: the request, the IDs,
+   * the tool name and the overhead. The IDs are ASCII (their patterns), so their length is their
+   * byte count; a tool name may be any text.
+   */
+  fixedRecordBytes(): number {
+    return this.requestBytes + RECORD_OVERHEAD_BYTES + this.run.runId.length +
+      this.toolCallId.length + utf8ByteLength(this.tool.name);
   }
 
   /** Refuses the call (nothing recorded by this call): tells the observer, returns the error. */

@@ -5,8 +5,7 @@
  * @module
  */
 import type { JsonSnapshot, JsonValue } from "../json.ts";
-import { RECORD_OVERHEAD_BYTES } from "../limits.ts";
-import { utf8ByteLength } from "../utf8.ts";
+import { utf8ByteBound, utf8ByteLength } from "../utf8.ts";
 import type { Call } from "./call.ts";
 
 /**
@@ -31,13 +30,16 @@ export function check(
     call.fail(code, null, raw.error);
     return false;
   }
-  const rawBytes = utf8ByteLength(raw.json);
-  // Everything in the record but the agent result. The IDs are ASCII (their patterns), so
-  // their length is their byte count; a tool name may be any text.
-  const { run, toolCallId, tool } = call;
-  const recordBytes = call.requestBytes + RECORD_OVERHEAD_BYTES + run.runId.length +
-    toolCallId.length + utf8ByteLength(tool.name) + rawBytes;
-  if (rawBytes > limits.rawBytes || recordBytes > limits.recordBytes) {
+  // Everything in the record but the agent result. The raw response's bytes are counted only
+  // when their bound may not keep a limit, so every decision is the one exact bytes give.
+  const fixed = call.fixedRecordBytes();
+  let rawBytes = utf8ByteBound(raw.json);
+  let exact = false;
+  if (rawBytes > limits.rawBytes || fixed + rawBytes > limits.recordBytes) {
+    rawBytes = utf8ByteLength(raw.json);
+    exact = true;
+  }
+  if (rawBytes > limits.rawBytes || fixed + rawBytes > limits.recordBytes) {
     call.fail(failed ? "EXECUTION_FAILED" : "RESULT_TOO_LARGE", null);
     return false;
   }
@@ -45,6 +47,7 @@ export function check(
     call.fail("EXECUTION_FAILED", raw.json);
     return false;
   }
-  call.recordBytes = recordBytes;
+  call.rawBytes = rawBytes;
+  call.rawBytesExact = exact;
   return true;
 }

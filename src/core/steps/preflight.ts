@@ -10,7 +10,13 @@ import type { InvokeOptions } from "../options.ts";
 import type { ErrorCode } from "../errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../ids.ts";
 import { toInputIssues } from "../issues.ts";
-import { type JsonObject, snapshotJson, type SnapshotProblem } from "../json.ts";
+import {
+  type JsonObject,
+  type JsonSnapshot,
+  snapshotJson,
+  snapshotParsed,
+  type SnapshotProblem,
+} from "../json.ts";
 import type { AnyToolDefinition } from "../tool.ts";
 import type { ErrorResult, InputIssue, RunContext, ToolCallEnvelope } from "../types.ts";
 import { utf8ByteLength } from "../utf8.ts";
@@ -102,19 +108,23 @@ function parseInput(
   // Stored JSON is never much larger than its text (and a schema may drop keys), so input
   // whose JSON is certain to pass four times the limit is refused without reading further.
   const maxLength = requestBytes * 4;
-  let value = raw;
+  let snapshot;
   if (typeof raw === "string") {
     if (raw.length > maxLength) return { code: "REQUEST_TOO_LARGE" };
+    let parsed;
     try {
-      value = JSON.parse(raw);
+      parsed = JSON.parse(raw);
     } catch {
       return { code: "INVALID_INPUT" };
     }
+    // The boundary's own parse: plain data no one else holds, read without a copy.
+    snapshot = objectOf(snapshotParsed(parsed, inputDepth));
+  } else {
+    snapshot = snapshotObject(raw, inputDepth, maxLength);
   }
-  let snapshot = snapshotObject(value, inputDepth, maxLength);
   if (tool.input !== undefined && "value" in snapshot) {
-    // The schema only ever sees the plain copy; its output is read once again, as it may
-    // hold anything a transform returned.
+    // The schema only ever sees plain data of the boundary's own; its output is read once
+    // again, as it may hold anything a transform returned.
     let checked;
     try {
       checked = v.safeParse(tool.input, snapshot.value);
@@ -140,7 +150,13 @@ function snapshotObject(
   maxDepth: number,
   maxLength: number,
 ): { json: string; value: JsonObject } | { problem: SnapshotProblem; error?: unknown } {
-  const snapshot = snapshotJson(value, maxDepth, maxLength);
+  return objectOf(snapshotJson(value, maxDepth, maxLength));
+}
+
+/** The snapshot when it is of a JSON object, else NOT_JSON. */
+function objectOf(
+  snapshot: JsonSnapshot,
+): { json: string; value: JsonObject } | { problem: SnapshotProblem; error?: unknown } {
   if ("problem" in snapshot) return snapshot;
   const copy = snapshot.value;
   // The copy is the boundary's own plain data: these checks run no foreign code.

@@ -9,7 +9,7 @@ import { CONTENT_DEPTH } from "../limits.ts";
 import { snapshotProjection } from "../progress.ts";
 import type { ProjectContext } from "../tool.ts";
 import type { RunContext } from "../types.ts";
-import { utf8ByteLength } from "../utf8.ts";
+import { utf8ByteBound, utf8ByteLength } from "../utf8.ts";
 import { type Call, isThenable, STOPPED } from "./call.ts";
 
 /**
@@ -81,8 +81,21 @@ function decide(
   }
   const limits = call.setup.limits;
   const agentResultJson = checked.json;
-  const agentBytes = utf8ByteLength(agentResultJson);
-  if (agentBytes > limits.agentResultBytes || call.recordBytes + agentBytes > limits.recordBytes) {
+  // Bounds first, as in check: counted only when a bound may not keep a limit.
+  const fixed = call.fixedRecordBytes();
+  let agentBytes = utf8ByteBound(agentResultJson);
+  if (
+    agentBytes > limits.agentResultBytes ||
+    fixed + call.rawBytes + agentBytes > limits.recordBytes
+  ) {
+    agentBytes = utf8ByteLength(agentResultJson);
+    if (!call.rawBytesExact) call.rawBytes = utf8ByteLength(rawJson);
+    call.rawBytesExact = true;
+  }
+  if (
+    agentBytes > limits.agentResultBytes ||
+    fixed + call.rawBytes + agentBytes > limits.recordBytes
+  ) {
     call.fail("RESULT_TOO_LARGE", rawJson);
     return;
   }

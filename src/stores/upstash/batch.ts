@@ -112,26 +112,13 @@ export class ScriptBatcher {
 
   /** Splits calls, in order, into groups of at most maxBytes of body each. */
   #pack(calls: Queued[], full: boolean): Queued[][] {
-    const groups: Queued[][] = [];
-    let group: Queued[] = [];
-    let bytes = 0;
-    for (const call of calls) {
-      const size = (call.bytes < 0 ? call.bytes = bodyBytes(call) : call.bytes) +
-        (full ? call.sent.source.length + 8 : 0);
-      if (size > this.#maxBytes) {
-        groups.push([call]); // alone, leaving the open group open
-        continue;
-      }
-      if (group.length > 0 && bytes + size > this.#maxBytes) {
-        groups.push(group);
-        group = [];
-        bytes = 0;
-      }
-      group.push(call);
-      bytes += size;
-    }
-    if (group.length > 0) groups.push(group);
-    return groups;
+    const extra = (call: Queued) => (full ? call.sent.source.length + 8 : 0);
+    return packBySize(
+      calls,
+      this.#maxBytes,
+      (call) => exactBytes(call) + extra(call),
+      (call) => boundBytes(call) + extra(call),
+    );
   }
 
   /**
@@ -176,6 +163,76 @@ export class ScriptBatcher {
   }
 }
 
+/**
+ * Splits items, in order, into groups whose sizes add up to at most `max`; an item over `max`
+ * goes in a group of its own (the group being filled stays open). A group is sized by `bound`,
+ * an upper bound of `exact` that is cheaper to compute, for as long as the bound fits; only a
+ * group that may reach `max` has its items' `exact` sizes counted. So the groups are exactly the
+ * ones `exact` alone gives.
+ *
+ * @param items The items, in order.
+ * @param max The most a group may hold.
+ * @param exact An item's size.
+ * @param bound At least `exact` of the same item.
+ * @returns The groups, in order.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { packBySize } from "./batch.ts";
+ * const size = (n: number) => n;
+ * // 9 is over the cap: a group of its own, sent while [4, 4] is still being filled.
+ * assert.deepEqual(packBySize([4, 4, 9, 3], 8, size, (n) => n * 2), [[9], [4, 4], [3]]);
+ * ```
+ */
+export function packBySize<T>(
+  items: readonly T[],
+  max: number,
+  exact: (item: T) => number,
+  bound: (item: T) => number,
+): T[][] {
+  const groups: T[][] = [];
+  let group: T[] = [];
+  let bytes = 0;
+  let counted = false; // whether `bytes` is the group's exact size, or a bound of it
+  for (const item of items) {
+    if (!counted) {
+      const most = bound(item);
+      if (bytes + most <= max) {
+        group.push(item);
+        bytes += most;
+        continue;
+      }
+      // The bound may not fit: the group so far, and each item from here, counted exactly.
+      counted = true;
+      bytes = 0;
+      for (const member of group) bytes += exact(member);
+    }
+    const size = exact(item);
+    if (size > max) {
+      groups.push([item]); // alone, leaving the open group open
+      continue;
+    }
+    if (group.length > 0 && bytes + size > max) {
+      groups.push(group);
+      group = [];
+      bytes = 0;
+      counted = false; // a new group, sized by bounds again while they fit
+      const most = bound(item);
+      if (most <= max) {
+        group.push(item);
+        bytes = most;
+        continue;
+      }
+      counted = true;
+    }
+    group.push(item);
+    bytes += size;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
 async function settle(call: Queued, reply: Promise<unknown>): Promise<void> {
   try {
     call.resolve(await reply);
@@ -191,11 +248,43 @@ function scriptError(text: unknown): Error {
   return error;
 }
 
+/** A call's {@linkcode entryBytes}, counted once. */
+function exactBytes(call: Queued): number {
+  if (call.bytes < 0) call.bytes = entryBytes(call.sent.sha, call.keys, call.args);
+  return call.bytes;
+}
+
+function boundBytes(call: Queued): number {
+  return entryBound(call.sent.sha, call.keys, call.args);
+}
+
 /**
  * A call's bytes in a pipeline body as the client sends it: `["evalsha","<sha>",n,...]` and a
  * comma. Exact for the keys and arguments (JSON escapes included).
+ *
+ * @param sha The script's SHA-1.
+ * @param keys Its keys.
+ * @param args Its arguments.
+ * @returns The bytes.
  */
-function bodyBytes(call: Queued): number {
-  return utf8ByteLength(JSON.stringify(call.keys)) + utf8ByteLength(JSON.stringify(call.args)) +
-    call.sent.sha.length + 24;
+export function entryBytes(sha: string, keys: readonly string[], args: readonly string[]): number {
+  return utf8ByteLength(JSON.stringify(keys)) + utf8ByteLength(JSON.stringify(args)) +
+    sha.length + 24;
+}
+
+/**
+ * At least {@linkcode entryBytes}, without making JSON: a string is at most 6 bytes of JSON per
+ * UTF-16 unit (`\u0000` for a control character or a lone surrogate; 3 bytes of UTF-8 for the
+ * rest), plus its quotes and a comma.
+ *
+ * @param sha The script's SHA-1.
+ * @param keys Its keys.
+ * @param args Its arguments.
+ * @returns The bound.
+ */
+export function entryBound(sha: string, keys: readonly string[], args: readonly string[]): number {
+  let units = 0;
+  for (const key of keys) units += key.length;
+  for (const arg of args) units += arg.length;
+  return 6 * units + 3 * (keys.length + args.length) + 4 + sha.length + 24;
 }

@@ -49,6 +49,7 @@ import type {
 } from "../../core/store.ts";
 import type { EvidenceStatus, RecordStatus, ToolFailure } from "../../core/types.ts";
 import { ScriptBatcher, sendOne, type SentScript, type UpstashPipeline } from "./batch.ts";
+import { TimeLimit } from "./time_limit.ts";
 import { RedisStoreError, storeUnavailable } from "./errors.ts";
 import {
   BEGIN,
@@ -394,8 +395,9 @@ function refuse<C extends ErrorCode>(code: C): StoreRefusal<C> {
   return { ok: false, code };
 }
 
-/** Per `keyLocking` value: the scripts as sent. */
+/** Per `keyLocking` value: the scripts as sent; `sentScriptsNow` once they are computed. */
 const sentScripts = new Map<boolean, Promise<Map<LuaScript, SentScript>>>();
+const sentScriptsNow = new Map<boolean, Map<LuaScript, SentScript>>();
 
 /**
  * Every script as sent, with or without the key-locking first line, and the SHA-1 of that exact
@@ -409,7 +411,11 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
       const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(source));
       const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0"));
       return [script, { source, sha: hex.join("") }] as const;
-    })).then((pairs) => new Map(pairs));
+    })).then((pairs) => {
+      const computed = new Map(pairs);
+      sentScriptsNow.set(keyLocking, computed);
+      return computed;
+    });
     sentScripts.set(keyLocking, scripts);
   }
   return scripts;
@@ -454,7 +460,8 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
 export class UpstashStore implements Store {
   readonly #redis: UpstashRedisClient;
   readonly #prefix: string;
-  readonly #timeoutMs: number;
+  /** The time limit of every call (`timeoutMs`); none past the longest timer. */
+  readonly #limit: TimeLimit | undefined;
   readonly #keyLocking: boolean;
   readonly #durability: UpstashDurability | undefined;
   readonly #batcher: ScriptBatcher | undefined;
@@ -529,7 +536,7 @@ export class UpstashStore implements Store {
       : new ScriptBatcher(redis as UpstashRedisClient & { pipeline(): UpstashPipeline }, maxBytes);
     this.#redis = redis;
     this.#prefix = prefix;
-    this.#timeoutMs = timeoutMs;
+    this.#limit = timeoutMs > MAX_TIMER_MS ? undefined : new TimeLimit(timeoutMs);
     this.#keyLocking = keyLocking;
     this.#durability = durability === undefined
       ? undefined
@@ -1060,7 +1067,9 @@ export class UpstashStore implements Store {
     batch = false,
   ): Promise<Reply> {
     const attempt = async (): Promise<Reply> => {
-      const sent = (await scriptsFor(this.#keyLocking)).get(script)!;
+      // Once computed, the scripts are read without an await (a turn of the event loop).
+      const sent = (sentScriptsNow.get(this.#keyLocking) ?? await scriptsFor(this.#keyLocking))
+        .get(script)!;
       const batched = this.#batcher !== undefined &&
         (batch || script === BEGIN || script === COMPLETE || script === START_RUN ||
           script === INDEX_RUN);
@@ -1072,26 +1081,9 @@ export class UpstashStore implements Store {
       return decoded;
     };
     try {
-      if (this.#timeoutMs > MAX_TIMER_MS) return await attempt();
-      return await withTimeout(attempt(), this.#timeoutMs);
+      return await (this.#limit === undefined ? attempt() : this.#limit.within(attempt()));
     } catch (error) {
       throw storeUnavailable(error);
     }
-  }
-}
-
-async function withTimeout<T>(operation: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new RedisStoreError("TimeoutError", `No answer from Redis within ${ms} ms`)),
-      ms,
-    );
-  });
-  operation.catch(() => {}); // a late failure after the timeout is not unhandled
-  try {
-    return await Promise.race([operation, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
