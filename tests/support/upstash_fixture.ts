@@ -63,6 +63,120 @@ export async function startUpstashFixture(
   options: UpstashFixtureOptions = {},
 ): Promise<UpstashFixture> {
   const server = await startRedisServer({ cluster: options.cluster ?? false });
+  return fixtureOn(server, options, () => server.stop());
+}
+
+/** Options of {@linkcode startSharedUpstashFixture}: those of the endpoint. */
+export type SharedUpstashFixtureOptions = Omit<UpstashFixtureOptions, "cluster">;
+
+/** The test module's shared redis-server, and whether a fixture holds it now. */
+interface Shared {
+  server: RedisServer;
+  /** The connection that empties it for each fixture. */
+  control: RespConnection;
+  held: boolean;
+}
+
+let shared: Promise<Shared> | undefined;
+
+/**
+ * Like {@linkcode startUpstashFixture}, on one redis-server per test module instead of a new one
+ * per call: the first call starts it, the module's `unload` stops it. Each fixture gets it empty,
+ * as a fresh one would be: every other client disconnected, no keys in any database, no scripts
+ * cached; and its own endpoint and clients. One fixture holds it at a time: a call while another
+ * fixture is open starts a redis-server of its own, as {@linkcode startUpstashFixture} does.
+ *
+ * For tests that reach redis-server only through the endpoint and `direct()` reads and writes:
+ * the shared server cannot be paused, killed or restarted (`server` refuses those), and settings
+ * changed with `CONFIG SET` would outlive the fixture.
+ *
+ * @param options The endpoint's token and request size limit.
+ * @returns The fixture; call `stop()` when done.
+ */
+export async function startSharedUpstashFixture(
+  options: SharedUpstashFixtureOptions = {},
+): Promise<UpstashFixture> {
+  shared ??= startShared().catch((error) => {
+    shared = undefined;
+    throw error;
+  });
+  const base = await shared;
+  if (base.held) return startUpstashFixture(options);
+  base.held = true;
+  try {
+    await empty(base.control);
+  } catch (error) {
+    base.held = false;
+    throw error;
+  }
+  return fixtureOn(sharedView(base.server), options, () => {
+    base.held = false;
+    return Promise.resolve();
+  });
+}
+
+async function startShared(): Promise<Shared> {
+  const server = await startRedisServer();
+  try {
+    const control = await server.connect();
+    // An unload listener cannot wait: the server is killed, its connections go with it.
+    globalThis.addEventListener("unload", () => server.stopNow());
+    return { server, control, held: false };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+
+/**
+ * Leaves the server as a fresh one: killing every other connection first means no command of an
+ * earlier fixture can run after the flush (redis-server runs one command at a time, and a killed
+ * client's unread commands never run).
+ */
+async function empty(control: RespConnection): Promise<void> {
+  for (
+    const command of [
+      ["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"],
+      ["CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes"],
+      ["FLUSHALL", "SYNC"],
+      ["SCRIPT", "FLUSH", "SYNC"],
+    ]
+  ) {
+    const reply = await control.command(command);
+    if (reply instanceof RespError) {
+      throw new Error(`${command.join(" ")} failed on the shared redis-server: ${reply.text}`);
+    }
+  }
+}
+
+/** The shared server as a fixture sees it: connections yes, its process no. */
+function sharedView(server: RedisServer): RedisServer {
+  const refuse = (): never => {
+    throw new Error(
+      "The shared redis-server cannot be paused, killed or restarted: use startUpstashFixture()",
+    );
+  };
+  return {
+    get port() {
+      return server.port;
+    },
+    cluster: false,
+    connect: () => server.connect(),
+    pause: refuse,
+    resume: refuse,
+    kill: () => Promise.resolve().then(refuse),
+    restart: () => Promise.resolve().then(refuse),
+    stop: () => Promise.resolve().then(refuse),
+    stopNow: refuse,
+  };
+}
+
+/** A fixture on `server` with its own endpoint; `release` runs once all of it is closed. */
+function fixtureOn(
+  server: RedisServer,
+  options: SharedUpstashFixtureOptions,
+  release: () => Promise<void>,
+): UpstashFixture {
   const endpoint = startUpstashEndpoint({
     connectRedis: () => server.connect(),
     ...(options.token === undefined ? {} : { token: options.token }),
@@ -103,7 +217,7 @@ export async function startUpstashFixture(
       await endpoint.stop();
       await directConn?.close();
       for (const conn of monitors) await conn.close();
-      await server.stop();
+      await release();
     },
   };
 }
