@@ -265,3 +265,28 @@ Deno.test("a shared fixture gets the module's redis-server as a fresh one: no ke
     await leftover.close();
   }
 });
+
+Deno.test("a shared fixture that leaves the server's settings changed fails its stop, and the next gets a new server", async () => {
+  const changed = await startSharedUpstashFixture();
+  const port = changed.server.port;
+  assert.equal(await changed.direct(["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]), "OK");
+  await assert.rejects(changed.stop(), /settings changed/);
+  const next = await startSharedUpstashFixture();
+  try {
+    assert.notEqual(next.server.port, port);
+    assert.deepEqual(await next.direct(["CONFIG", "GET", "maxmemory-policy"]), [
+      "maxmemory-policy",
+      "noeviction",
+    ]);
+    // A user's rules count as settings too.
+    assert.equal(await next.direct(["ACL", "SETUSER", "default", "-hset"]), "OK");
+  } finally {
+    await assert.rejects(next.stop(), /settings changed/);
+  }
+  const after = await startSharedUpstashFixture();
+  try {
+    assert.equal(await after.direct(["HSET", "h", "f", "v"]), 1);
+  } finally {
+    await after.stop();
+  }
+});

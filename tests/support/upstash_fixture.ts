@@ -74,6 +74,8 @@ interface Shared {
   server: RedisServer;
   /** The connection that empties it for each fixture. */
   control: RespConnection;
+  /** Its settings as started, which no fixture may leave changed. */
+  settings: string;
   held: boolean;
 }
 
@@ -83,12 +85,14 @@ let shared: Promise<Shared> | undefined;
  * Like {@linkcode startUpstashFixture}, on one redis-server per test module instead of a new one
  * per call: the first call starts it, the module's `unload` stops it. Each fixture gets it empty,
  * as a fresh one would be: every other client disconnected, no keys in any database, no scripts
- * cached; and its own endpoint and clients. One fixture holds it at a time: a call while another
- * fixture is open starts a redis-server of its own, as {@linkcode startUpstashFixture} does.
+ * or functions; and its own endpoint and clients. One fixture holds it at a time: a call while
+ * another fixture is open starts a redis-server of its own, as {@linkcode startUpstashFixture}
+ * does.
  *
- * For tests that reach redis-server only through the endpoint and `direct()` reads and writes:
- * the shared server cannot be paused, killed or restarted (`server` refuses those), and settings
- * changed with `CONFIG SET` would outlive the fixture.
+ * For tests that reach redis-server through the endpoint, `direct()` and `monitor()` only: the
+ * shared server cannot be paused, killed or restarted (`server` refuses those), and a fixture that
+ * leaves its settings changed (`CONFIG SET`, `ACL SETUSER`) fails its `stop()`, and the server is
+ * replaced for the next one.
  *
  * @param options The endpoint's token and request size limit.
  * @returns The fixture; call `stop()` when done.
@@ -109,10 +113,31 @@ export async function startSharedUpstashFixture(
     base.held = false;
     throw error;
   }
-  return fixtureOn(sharedView(base.server), options, () => {
+  return fixtureOn(sharedView(base.server), options, async () => {
+    if (await settingsOf(base.control) !== base.settings) {
+      shared = undefined;
+      await base.server.stop();
+      throw new Error(
+        "The test left the shared redis-server's settings changed (CONFIG SET, ACL): a test " +
+          "that changes them needs a redis-server of its own, from startUpstashFixture()",
+      );
+    }
     base.held = false;
-    return Promise.resolve();
   });
+}
+
+/**
+ * Runs `fn` with a fixture on the module's shared redis-server and stops it afterwards, whatever
+ * `fn` does.
+ *
+ * @param fn What to do with it.
+ * @param options As for {@linkcode startSharedUpstashFixture}.
+ */
+export function withSharedUpstashFixture(
+  fn: (fixture: UpstashFixture) => Promise<void>,
+  options: SharedUpstashFixtureOptions = {},
+): Promise<void> {
+  return using(startSharedUpstashFixture(options), fn);
 }
 
 async function startShared(): Promise<Shared> {
@@ -121,11 +146,20 @@ async function startShared(): Promise<Shared> {
     const control = await server.connect();
     // An unload listener cannot wait: the server is killed, its connections go with it.
     globalThis.addEventListener("unload", () => server.stopNow());
-    return { server, control, held: false };
+    return { server, control, settings: await settingsOf(control), held: false };
   } catch (error) {
     await server.stop();
     throw error;
   }
+}
+
+/** Every setting (`CONFIG GET *`) and user (`ACL LIST`), as one text. */
+async function settingsOf(control: RespConnection): Promise<string> {
+  const [config, users] = (await control.commands([["CONFIG", "GET", "*"], ["ACL", "LIST"]]))
+    .map(fromResp) as [string[], string[]];
+  const pairs: string[] = [];
+  for (let i = 0; i < config.length; i += 2) pairs.push(`${config[i]} ${config[i + 1]}`);
+  return JSON.stringify([pairs.sort(), users]);
 }
 
 /**
@@ -140,6 +174,7 @@ async function empty(control: RespConnection): Promise<void> {
       ["CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes"],
       ["FLUSHALL", "SYNC"],
       ["SCRIPT", "FLUSH", "SYNC"],
+      ["FUNCTION", "FLUSH", "SYNC"],
     ]
   ) {
     const reply = await control.command(command);
@@ -236,11 +271,18 @@ function fromResp(value: unknown): unknown {
  * @param fn What to do with it.
  * @param options As for {@linkcode startUpstashFixture}.
  */
-export async function withUpstashFixture(
+export function withUpstashFixture(
   fn: (fixture: UpstashFixture) => Promise<void>,
   options: UpstashFixtureOptions = {},
 ): Promise<void> {
-  const fixture = await startUpstashFixture(options);
+  return using(startUpstashFixture(options), fn);
+}
+
+async function using(
+  started: Promise<UpstashFixture>,
+  fn: (fixture: UpstashFixture) => Promise<void>,
+): Promise<void> {
+  const fixture = await started;
   try {
     await fn(fixture);
   } finally {
