@@ -290,3 +290,20 @@ Deno.test("a shared fixture that leaves the server's settings changed fails its 
     await after.stop();
   }
 });
+
+Deno.test("a shared fixture stopped twice releases the server once: the one that took it next keeps it alone", async () => {
+  const first = await startSharedUpstashFixture();
+  await first.stop();
+  const holder = await startSharedUpstashFixture();
+  try {
+    await first.stop();
+    const next = await startSharedUpstashFixture();
+    try {
+      assert.notEqual(next.server.port, holder.server.port);
+    } finally {
+      await next.stop();
+    }
+  } finally {
+    await holder.stop();
+  }
+});

@@ -1,6 +1,8 @@
 /**
  * One call to get a real redis-server with an Upstash-compatible REST endpoint in front of it,
- * for every test that needs the Upstash store: conformance, HTTP, benchmarks, reliability.
+ * for every test that needs the Upstash store: conformance, HTTP, benchmarks, reliability. A test
+ * that leaves the server as it found it can take the module's shared one instead, emptied for it
+ * (`startSharedUpstashFixture`), which saves starting a redis-server per test.
  *
  * @example
  * ```ts ignore
@@ -113,7 +115,11 @@ export async function startSharedUpstashFixture(
     base.held = false;
     throw error;
   }
+  let released = false;
   return fixtureOn(sharedView(base.server), options, async () => {
+    // A second stop() must not release the server again: another fixture may hold it by then.
+    if (released) return;
+    released = true;
     if (await settingsOf(base.control) !== base.settings) {
       shared = undefined;
       await base.server.stop();
