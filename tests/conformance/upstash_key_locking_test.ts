@@ -6,14 +6,14 @@
 import assert from "node:assert/strict";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { storeConformance } from "../../src/testing/mod.ts";
-import { startUpstashFixture } from "../support/upstash_fixture.ts";
+import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 const SHEBANG = /^#!lua flags=(no-writes,)?allow-key-locking\n/;
 
 storeConformance({
   name: "UpstashStore keyLocking",
   createStore: async () => {
-    const fixture = await startUpstashFixture();
+    const fixture = await startSharedUpstashFixture();
     return {
       store: new UpstashStore({ redis: fixture.createRedis(), keyLocking: true }),
       close: async () => {

@@ -4,12 +4,12 @@
  */
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { storeConformance } from "../../src/testing/mod.ts";
-import { startUpstashFixture } from "../support/upstash_fixture.ts";
+import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 storeConformance({
   name: "UpstashStore batch: false",
   createStore: async () => {
-    const fixture = await startUpstashFixture();
+    const fixture = await startSharedUpstashFixture();
     return {
       store: new UpstashStore({ redis: fixture.createRedis(), batch: false }),
       close: () => fixture.stop(),

@@ -43,7 +43,7 @@ import {
   figures,
   report,
 } from "../reliability/figures.ts";
-import { startUpstashFixture } from "../support/upstash_fixture.ts";
+import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 const RUNS = envInt("RELIABILITY_RUNS", 500);
 const UPSTASH_RUNS = envInt("RELIABILITY_UPSTASH_RUNS", 60);
@@ -322,7 +322,7 @@ const STORES: { name: string; runs: number; open(): Promise<OpenStore> }[] = [
     name: "UpstashStore",
     runs: UPSTASH_RUNS,
     open: async () => {
-      const fixture = await startUpstashFixture();
+      const fixture = await startSharedUpstashFixture();
       return {
         store: new UpstashStore({ redis: fixture.createRedis() }),
         close: () => fixture.stop(),

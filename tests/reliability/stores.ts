@@ -1,6 +1,7 @@
 /**
  * One behaviour, two stores: registers a test on MemoryStore (fake clock) and one on
- * UpstashStore (through the real client and the REST endpoint, against a fresh redis-server).
+ * UpstashStore (through the real client and the REST endpoint, against the test module's
+ * redis-server, emptied for it: see `startSharedUpstashFixture`).
  *
  * @module
  */
@@ -9,7 +10,7 @@ import { createApp } from "../../src/http/mod.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import type { Store } from "../../src/core/store.ts";
-import { startUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
+import { startSharedUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 
 /** A store under test and what goes with it. */
 export interface StoreUnderTest {
@@ -39,7 +40,7 @@ export function onBothStores(
     await fn({ name: "MemoryStore", store: new MemoryStore({ clock }), clock, fixture: null });
   });
   Deno.test(`UpstashStore: ${behaviour}`, async () => {
-    const fixture = await startUpstashFixture();
+    const fixture = await startSharedUpstashFixture();
     try {
       const store = new UpstashStore({ redis: fixture.createRedis() });
       await fn({ name: "UpstashStore", store, clock: Date.now, fixture });

@@ -16,14 +16,14 @@ import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import { programArb } from "./arbitraries.ts";
 import { check, checkEqual, envInt, figures, report } from "./figures.ts";
 import { checkResultSafe, comparable, memorySystem, realTimeSystem, runProgram } from "./model.ts";
-import { startUpstashFixture } from "../support/upstash_fixture.ts";
+import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 const RUNS = envInt("RELIABILITY_UPSTASH_RUNS", 60);
 const LONG_TTL_MS = 600_000;
 
 Deno.test("model: UpstashStore and MemoryStore agree with the model and with each other", async () => {
   const f = figures("model", "upstash+memory");
-  const fixture = await startUpstashFixture();
+  const fixture = await startSharedUpstashFixture();
   const started = performance.now();
   let program = 0;
   let compared = 0;
@@ -59,7 +59,7 @@ Deno.test("model: UpstashStore and MemoryStore agree with the model and with eac
 });
 
 /** Four boundaries on four clients of one endpoint: four instances of one application. */
-function instances(fixture: Awaited<ReturnType<typeof startUpstashFixture>>, prefix: string) {
+function instances(fixture: Awaited<ReturnType<typeof startSharedUpstashFixture>>, prefix: string) {
   const executions = new Map<string, number>();
   const tool = (name: string, fail: boolean) =>
     defineTool({
@@ -85,7 +85,7 @@ function instances(fixture: Awaited<ReturnType<typeof startUpstashFixture>>, pre
 
 Deno.test("concurrency: 1,000 concurrent invocations on one run keep budgets exact and one record per key", async () => {
   const f = figures("concurrency", "upstash");
-  const fixture = await startUpstashFixture();
+  const fixture = await startSharedUpstashFixture();
   const started = performance.now();
   try {
     const { boundaries, executions } = instances(fixture, "race1000");
@@ -180,7 +180,7 @@ Deno.test("concurrency: 1,000 concurrent invocations on one run keep budgets exa
 
 Deno.test("concurrency: one key raced 200 times from four instances runs its executor exactly once", async () => {
   const f = figures("concurrency-one-key", "upstash");
-  const fixture = await startUpstashFixture();
+  const fixture = await startSharedUpstashFixture();
   try {
     const { boundaries, executions } = instances(fixture, "race200");
     for (let round = 0; round < 3; round++) {

@@ -10,7 +10,7 @@ import type { BeginRequest, CompleteOutcome } from "../../src/core/store.ts";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
-import { type UpstashFixture, withUpstashFixture } from "../support/upstash_fixture.ts";
+import { type UpstashFixture, withSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 let seq = 0;
 const id = (prefix: string) => `${prefix}-${++seq}-${crypto.randomUUID().slice(0, 8)}`;
@@ -79,7 +79,7 @@ const sumTool = defineTool({
 
 for (const n of [4, 16]) {
   Deno.test(`${n} parallel invokes in one step are 2 REST requests: one pipeline of begins, one of completes`, async () => {
-    await withUpstashFixture(async (fixture) => {
+    await withSharedUpstashFixture(async (fixture) => {
       const store = new UpstashStore({ redis: fixture.createRedis() });
       const boundary = new ToolBoundary({ store, tools: [sumTool] });
       await warm(store);
@@ -110,7 +110,7 @@ for (const n of [4, 16]) {
 }
 
 Deno.test("batch: false sends each of N parallel invokes' begins and completes alone: 2N requests", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({
       redis: fixture.createRedis({ enableAutoPipelining: false }),
       batch: false,
@@ -135,7 +135,7 @@ Deno.test("batch: false sends each of N parallel invokes' begins and completes a
 });
 
 Deno.test("a single call goes as the single command it always was, not as a pipeline of one", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     // The client's own auto-pipelining (its default) would send even a single command to the
     // pipeline endpoint.
     const store = new UpstashStore({ redis: fixture.createRedis({ enableAutoPipelining: false }) });
@@ -148,7 +148,7 @@ Deno.test("a single call goes as the single command it always was, not as a pipe
 });
 
 Deno.test("scripts Redis lost (NOSCRIPT) in a batch are sent again with their source, together", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     await warm(store);
     const runId = await startRun(store);
@@ -167,7 +167,7 @@ Deno.test("scripts Redis lost (NOSCRIPT) in a batch are sent again with their so
 });
 
 Deno.test("a call over batch.maxBytes goes alone; the others share one pipeline under the cap", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), batch: { maxBytes: 4096 } });
     await warm(store);
     const runId = await startRun(store);
@@ -217,7 +217,7 @@ Deno.test("a call over batch.maxBytes goes alone; the others share one pipeline 
 });
 
 Deno.test("one refused begin and one script error in a batch leave the others' answers alone (both stores agree on the refusals)", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const upstash = new UpstashStore({ redis: fixture.createRedis() });
     await warm(upstash);
     const memory = new MemoryStore();
@@ -265,7 +265,7 @@ Deno.test("one refused begin and one script error in a batch leave the others' a
 });
 
 Deno.test("a dropped pipeline response is retried by the client as a whole: every call is begun and completed once", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({
       redis: fixture.createRedis({ retry: { retries: 3, backoff: () => 10 } }),
     });
@@ -299,7 +299,7 @@ Deno.test("a dropped pipeline response is retried by the client as a whole: ever
 });
 
 Deno.test("a pipeline whose every answer is lost fails each of its calls; resending each (same attempt) is idempotent", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis({ retry: false }) });
     await warm(store);
     const runId = await startRun(store);

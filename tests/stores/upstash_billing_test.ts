@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import type { CompleteOutcome } from "../../src/core/store.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
-import { startUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
+import { startSharedUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 
 const READY: CompleteOutcome = {
   status: "READY",
@@ -139,7 +139,7 @@ async function measureAll(fixture: UpstashFixture, store: UpstashStore) {
 }
 
 Deno.test("UpstashStore: billed commands per operation, one request each; an invoke costs at most 9, the first of a run at most 11", async () => {
-  const fixture = await startUpstashFixture();
+  const fixture = await startSharedUpstashFixture();
   try {
     const store = new UpstashStore({ redis: fixture.createRedis({ enableAutoPipelining: false }) });
     const bills = await measureAll(fixture, store);
@@ -214,7 +214,7 @@ const EXPECTED_LEDGER: Record<string, string> = {
 };
 
 Deno.test("UpstashStore: with a ledger key a complete costs one more command, an end one more request", async () => {
-  const fixture = await startUpstashFixture();
+  const fixture = await startSharedUpstashFixture();
   try {
     const store = new UpstashStore({ redis: fixture.createRedis({ enableAutoPipelining: false }) });
     // Warm every script once.

@@ -1,9 +1,15 @@
 /**
  * The Upstash-compatible test endpoint speaks the protocol the client expects: auth, one
- * command, pipeline, multi-exec, base64 at every depth, error statuses, fault injection.
+ * command, pipeline, multi-exec, base64 at every depth, error statuses, fault injection. And a
+ * shared fixture hands each test the module's redis-server as empty as a fresh one.
  */
 import assert from "node:assert/strict";
-import { startUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
+import { RespStatus } from "../support/resp.ts";
+import {
+  startSharedUpstashFixture,
+  startUpstashFixture,
+  type UpstashFixture,
+} from "../support/upstash_fixture.ts";
 
 async function post(
   fixture: UpstashFixture,
@@ -206,5 +212,98 @@ Deno.test("Upstash endpoint: a request over the max request size runs nothing an
     assert.equal(await fixture.direct(["EXISTS", "client"]), 0);
   } finally {
     await fixture.stop();
+  }
+});
+
+Deno.test("a shared fixture gets the module's redis-server as a fresh one: no keys in any database, no scripts, no other client", async () => {
+  const first = await startSharedUpstashFixture();
+  const port = first.server.port;
+  const leftover = await first.server.connect();
+  let sha: unknown;
+  try {
+    await first.createRedis().set("k", "v");
+    await first.direct(["SELECT", "3"]);
+    await first.direct(["SET", "k3", "v"]);
+    sha = await first.direct(["SCRIPT", "LOAD", "return 1"]);
+    // A client the test left open, with a write queued that its EXEC would make.
+    assert.deepEqual(await leftover.command(["MULTI"]), new RespStatus("OK"));
+    assert.deepEqual(await leftover.command(["SET", "late", "1"]), new RespStatus("QUEUED"));
+  } finally {
+    await first.stop();
+  }
+  const second = await startSharedUpstashFixture();
+  try {
+    assert.equal(second.server.port, port, "the same redis-server");
+    assert.equal(await second.direct(["DBSIZE"]), 0);
+    await second.direct(["SELECT", "3"]);
+    assert.equal(await second.direct(["DBSIZE"]), 0);
+    await second.direct(["SELECT", "0"]);
+    assert.deepEqual(await second.direct(["SCRIPT", "EXISTS", String(sha)]), [0]);
+    // The client left open was disconnected before the flush: its transaction never runs.
+    await assert.rejects(leftover.command(["EXEC"]));
+    assert.equal(await second.direct(["EXISTS", "late"]), 0);
+    const clients = String(await second.direct(["CLIENT", "LIST"])).trim().split("\n");
+    assert.equal(clients.length, 2, "the fixture's own connection and the one that emptied it");
+    assert.equal(await second.createRedis().get("k"), null);
+    // The server's process is not the fixture's to stop.
+    assert.throws(() => second.server.pause(), /shared redis-server/);
+    await assert.rejects(second.server.restart(), /shared redis-server/);
+    // Taken while another holds it: a redis-server of its own, its process the fixture's.
+    const other = await startSharedUpstashFixture();
+    try {
+      assert.notEqual(other.server.port, port);
+      await other.createRedis().set("other", "1");
+      other.server.pause();
+      other.server.resume();
+      assert.equal(await other.direct(["DBSIZE"]), 1);
+    } finally {
+      await other.stop();
+    }
+    assert.equal(await second.direct(["EXISTS", "other"]), 0);
+  } finally {
+    await second.stop();
+    await leftover.close();
+  }
+});
+
+Deno.test("a shared fixture that leaves the server's settings changed fails its stop, and the next gets a new server", async () => {
+  const changed = await startSharedUpstashFixture();
+  const port = changed.server.port;
+  assert.equal(await changed.direct(["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]), "OK");
+  await assert.rejects(changed.stop(), /settings changed/);
+  const next = await startSharedUpstashFixture();
+  try {
+    assert.notEqual(next.server.port, port);
+    assert.deepEqual(await next.direct(["CONFIG", "GET", "maxmemory-policy"]), [
+      "maxmemory-policy",
+      "noeviction",
+    ]);
+    // A user's rules count as settings too.
+    assert.equal(await next.direct(["ACL", "SETUSER", "default", "-hset"]), "OK");
+  } finally {
+    await assert.rejects(next.stop(), /settings changed/);
+  }
+  const after = await startSharedUpstashFixture();
+  try {
+    assert.equal(await after.direct(["HSET", "h", "f", "v"]), 1);
+  } finally {
+    await after.stop();
+  }
+});
+
+Deno.test("a shared fixture stopped twice releases the server once: the one that took it next keeps it alone", async () => {
+  const first = await startSharedUpstashFixture();
+  await first.stop();
+  const holder = await startSharedUpstashFixture();
+  try {
+    await first.stop();
+    const next = await startSharedUpstashFixture();
+    try {
+      assert.notEqual(next.server.port, holder.server.port);
+    } finally {
+      await next.stop();
+    }
+  } finally {
+    await holder.stop();
   }
 });

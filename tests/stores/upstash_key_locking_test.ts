@@ -17,7 +17,7 @@ import {
 } from "../../src/stores/upstash/scripts.ts";
 import { createFakeToolkit } from "../../src/testing/mod.ts";
 import { stripKeyLocking } from "../support/upstash_endpoint.ts";
-import { type UpstashFixture, withUpstashFixture } from "../support/upstash_fixture.ts";
+import { type UpstashFixture, withSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 const FLAG_LINE = "#!lua flags=allow-key-locking\n";
 const READ_ONLY_LINE = "#!lua flags=no-writes,allow-key-locking\n";
@@ -70,7 +70,7 @@ async function startRun(store: UpstashStore, runId: string): Promise<void> {
 }
 
 Deno.test("redis-server 7 refuses the allow-key-locking flag, for EVAL and SCRIPT LOAD", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const script = `${FLAG_LINE}return 1`;
     await assert.rejects(
       fixture.direct(["EVAL", script, "0"]),
@@ -159,7 +159,7 @@ async function checkFlaggedScript(
 }
 
 Deno.test("UpstashStore keyLocking: a read-only script is sent with no-writes,allow-key-locking; redis-server runs it with no-writes", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: true });
     const runId = "run-key-locking";
     await startRun(store, runId);
@@ -174,7 +174,7 @@ Deno.test("UpstashStore keyLocking: a read-only script is sent with no-writes,al
 });
 
 Deno.test("UpstashStore keyLocking: a writing script is sent with allow-key-locking; redis-server runs it without a shebang", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: true });
     // listRuns on an empty store: its one script alone (startRun sends two, with the index's).
     await checkFlaggedScript(
@@ -188,7 +188,7 @@ Deno.test("UpstashStore keyLocking: a writing script is sent with allow-key-lock
 });
 
 Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones with no-writes; a whole run through the boundary", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: true });
     const kit = createFakeToolkit();
     // With a ledger key, so the run also seals (sealRun) and exports (readRecords).
@@ -254,7 +254,7 @@ Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones
 });
 
 Deno.test("UpstashStore: without keyLocking no script carries a shebang; keyLocking must be a boolean", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: false });
     await startRun(store, "run-plain");
     const evals = fixture.endpoint.commands().filter((c) => c[0] === "eval");
@@ -271,7 +271,7 @@ Deno.test("UpstashStore: without keyLocking no script carries a shebang; keyLock
 });
 
 Deno.test("Upstash endpoint: drops the key-locking flag and maps SHAs, like Upstash", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const body = "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('GET', KEYS[1])";
     const flagged = FLAG_LINE + body;
     const flaggedSha = await sha1(flagged);
@@ -352,7 +352,7 @@ Deno.test("Upstash endpoint: drops the key-locking flag and maps SHAs, like Upst
 });
 
 Deno.test("Upstash endpoint: a no-writes,allow-key-locking script keeps no-writes; its SHA maps, for EVAL, EVAL_RO and SCRIPT LOAD", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const read = "return redis.call('GET', KEYS[1])";
     const write = "redis.call('SET', KEYS[1], ARGV[1]); return 1";
     assert.equal(await fixture.direct(["SET", "k", "v0"]), "OK");

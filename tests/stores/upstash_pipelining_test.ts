@@ -11,7 +11,7 @@ import { REDIS_CLIENT_OPTIONS } from "../../edge/app.ts";
 import { BoundaryError } from "../../src/core/errors.ts";
 import type { CompleteOutcome } from "../../src/core/store.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
-import { withUpstashFixture } from "../support/upstash_fixture.ts";
+import { withSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 const MIB = 1024 * 1024;
 const LIMIT = 10 * MIB; // the endpoint's default, Upstash's
@@ -87,7 +87,7 @@ async function warm(store: UpstashStore): Promise<void> {
 }
 
 Deno.test("UpstashStore batch: false with auto-pipelining on (the client's default): one oversized batch, and none of its nine calls succeeds", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), batch: false });
     await warm(store);
     const fire = await prepareBurst(store, "run-batched");
@@ -122,7 +122,7 @@ Deno.test("UpstashStore batch: false with auto-pipelining on (the client's defau
 });
 
 Deno.test("UpstashStore with auto-pipelining off (REDIS_CLIENT_OPTIONS, as the edge entries): the same nine calls are nine requests, and all succeed", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     assert.deepEqual(REDIS_CLIENT_OPTIONS, { enableAutoPipelining: false });
     const store = new UpstashStore({ redis: fixture.createRedis(REDIS_CLIENT_OPTIONS) });
     await warm(store);
@@ -146,7 +146,7 @@ Deno.test("UpstashStore with auto-pipelining off (REDIS_CLIENT_OPTIONS, as the e
 });
 
 Deno.test("UpstashStore's own batching (its default) keeps the nine calls apart under the client's auto-pipelining too: all succeed", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     await warm(store);
     const fire = await prepareBurst(store, "run-store-batched");

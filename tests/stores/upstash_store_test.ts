@@ -9,7 +9,7 @@ import type { CompleteOutcome, StoredRecord } from "../../src/core/store.ts";
 import { ToolBoundary } from "../../src/core/boundary.ts";
 import { RedisStoreError, UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/mod.ts";
-import { withUpstashFixture } from "../support/upstash_fixture.ts";
+import { withSharedUpstashFixture, withUpstashFixture } from "../support/upstash_fixture.ts";
 
 const CANARY = "canary-7c1f-secret";
 
@@ -99,7 +99,7 @@ function parseMonitorLine(line: string): { lua: boolean; args: string[] } {
 }
 
 Deno.test("UpstashStore: one REST round trip per operation, two for the end-of-run projection", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const { endpoint } = fixture;
     // The first use of each script in a fresh Redis costs EVALSHA + EVAL; measure after that.
@@ -182,7 +182,7 @@ Deno.test("UpstashStore: one REST round trip per operation, two for the end-of-r
 });
 
 Deno.test("UpstashStore: the TTL is set once at creation; reads and complete never touch it", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     const keys = store.keys(runId, "call_ttl");
@@ -265,7 +265,7 @@ Deno.test("UpstashStore: the TTL is set once at creation; reads and complete nev
 });
 
 Deno.test("UpstashStore: complete on an expired record gives RECORD_EXPIRED and does not re-create it", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     const request = beginRequest(runId, "call_gone");
@@ -293,7 +293,7 @@ Deno.test("UpstashStore: complete on an expired record gives RECORD_EXPIRED and 
 });
 
 Deno.test("UpstashStore: at a spent budget a begun tool call ID is still a duplicate, and a refused one is never marked begun", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const begin = (runId: string, toolCallId: string) =>
       store.begin(beginRequest(runId, toolCallId));
@@ -340,7 +340,7 @@ Deno.test("UpstashStore: at a spent budget a begun tool call ID is still a dupli
 });
 
 Deno.test("UpstashStore: a run started by the earlier layout (begun set, no index yet) still refuses its begun keys and indexes its completes", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = id("run");
     const keys = store.keys(runId, "call_old");
@@ -410,7 +410,7 @@ Deno.test("UpstashStore: a run started by the earlier layout (begun set, no inde
 });
 
 Deno.test("UpstashStore: a run started by layout 2 (c: fields, no tools list) reads, begins and ends as before", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = id("run");
     const keys = store.keys(runId);
@@ -459,7 +459,7 @@ Deno.test("UpstashStore: a run started by layout 2 (c: fields, no tools list) re
 });
 
 Deno.test("UpstashStore: a run read names only the tools a run has a budget or a count for, first-used tools included", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = id("run");
     const now = Date.now();
@@ -487,7 +487,7 @@ Deno.test("UpstashStore: a run read names only the tools a run has a budget or a
 });
 
 Deno.test("UpstashStore: the first end counts the READY entries once; a later page walks only up to itself, and past the soonest expiry counts by expiry", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     const keys = store.keys(runId);
@@ -526,7 +526,7 @@ Deno.test("UpstashStore: the first end counts the READY entries once; a later pa
 });
 
 Deno.test("UpstashStore: a complete after its run expired is stored but not indexed", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     const keys = store.keys(runId);
@@ -553,7 +553,7 @@ Deno.test("UpstashStore: a complete after its run expired is stored but not inde
 });
 
 Deno.test("UpstashStore: after SCRIPT FLUSH, EVALSHA gets NOSCRIPT and EVAL runs the script once", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     await store.getRun(runId);
@@ -569,7 +569,7 @@ Deno.test("UpstashStore: after SCRIPT FLUSH, EVALSHA gets NOSCRIPT and EVAL runs
 });
 
 Deno.test("UpstashStore: a begin whose response is dropped is retried by the client and counted once", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store, id("run"), 1);
     const request = beginRequest(runId, "call_drop");
@@ -598,7 +598,7 @@ Deno.test("UpstashStore: a begin whose response is dropped is retried by the cli
 });
 
 Deno.test("UpstashStore: a complete whose response is dropped returns the same outcome, indexed once", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     await warmScripts(store);
     const runId = await startRun(store);
@@ -624,7 +624,7 @@ Deno.test("UpstashStore: a complete whose response is dropped returns the same o
 });
 
 Deno.test("UpstashStore: through the boundary, a begin resent by fetch or by the client still gives one READY record", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const kit = createFakeToolkit();
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: kit.tools });
@@ -656,7 +656,7 @@ Deno.test("UpstashStore: IDs and payloads that look like JSON round-trip exactly
   const awkward = ["123", "true", "null", "007", "1e3", "-0", "0.10"];
   const payloads = [...awkward, '{"a":1}', '"x"', "[1,2]", " 42 ", "~", "!", "OK"];
   for (const automaticDeserialization of [true, false]) {
-    await withUpstashFixture(async (fixture) => {
+    await withSharedUpstashFixture(async (fixture) => {
       const store = new UpstashStore({ redis: fixture.createRedis({ automaticDeserialization }) });
       for (const runId of awkward) {
         await startRun(store, runId);
@@ -720,7 +720,7 @@ Deno.test("UpstashStore: IDs and payloads that look like JSON round-trip exactly
 });
 
 Deno.test("UpstashStore: Redis and transport errors become STORE_UNAVAILABLE with a redacted cause", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = await startRun(store);
     const secretCall = `call_${CANARY}`;
@@ -782,6 +782,7 @@ Deno.test("UpstashStore: Redis and transport errors become STORE_UNAVAILABLE wit
 });
 
 Deno.test("UpstashStore: a hung Redis is bounded by timeoutMs", async () => {
+  // Its own redis-server: the test pauses it.
   await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), timeoutMs: 300 });
     const runId = await startRun(store);
@@ -806,7 +807,7 @@ Deno.test("UpstashStore: a hung Redis is bounded by timeoutMs", async () => {
 });
 
 Deno.test("UpstashStore: refuses unsafe IDs before they reach a key", async () => {
-  await withUpstashFixture(async (fixture) => {
+  await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     fixture.endpoint.reset();
     for (const runId of ["a}b", "{x}", "a b", "", "r/1", "x".repeat(129)]) {

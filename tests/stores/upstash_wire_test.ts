@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import type { CompleteOutcome, StoredRecord } from "../../src/core/store.ts";
 import { type UpstashRedisClient, UpstashStore } from "../../src/stores/upstash/mod.ts";
-import { startUpstashFixture } from "../support/upstash_fixture.ts";
+import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 /** The client options a user may set that change what a reply looks like to the store. */
 const CLIENT_CONFIGS = [
@@ -80,7 +80,7 @@ async function startRun(store: UpstashStore, runId: string, perTool: Record<stri
 }
 
 Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begin and complete send back only what the caller lacks", async () => {
-  const fixture = await startUpstashFixture();
+  const fixture = await startSharedUpstashFixture();
   try {
     const raw = fixture.createRedis({ automaticDeserialization: false });
     const { client, replies } = recording(raw);
@@ -160,7 +160,7 @@ Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begi
 });
 
 Deno.test("UpstashStore wire: stored bytes come back exactly (UTF-8, escapes, control characters, JSON look-alikes, big numbers) with any client reply options", async () => {
-  const fixture = await startUpstashFixture();
+  const fixture = await startSharedUpstashFixture();
   try {
     for (const config of CLIENT_CONFIGS) {
       const store = new UpstashStore({ redis: fixture.createRedis(config.options), prefix: "w" });

@@ -45,14 +45,36 @@ export interface Upstream {
   close(): Promise<void>;
 }
 
-let installed: Promise<string> | undefined;
+let installed: Promise<void> | undefined;
 
-/** Installs the servers once per process (npm is a no-op when they are up to date). */
-function install(): Promise<string> {
-  installed ??= run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
-    cwd: NPM,
-  });
+/**
+ * Installs the servers once per process: the first test module to need them runs npm (a no-op
+ * when they are up to date) and marks node_modules with the process; the other modules of a
+ * parallel run wait for it (a file lock) and find the mark.
+ */
+function install(): Promise<void> {
+  installed ??= installOnce();
   return installed;
+}
+
+async function installOnce(): Promise<void> {
+  await Deno.mkdir(`${NPM}node_modules`, { recursive: true });
+  const lock = await Deno.open(`${NPM}node_modules/.tool-boundary-install.lock`, {
+    create: true,
+    write: true,
+  });
+  try {
+    await lock.lock(true);
+    // The process's ID and start time: an ID alone may come back in a later run.
+    const stat = await Deno.readTextFile("/proc/self/stat");
+    const process = `${Deno.pid} ${stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]}`;
+    const mark = `${NPM}node_modules/.tool-boundary-installed`;
+    if (await Deno.readTextFile(mark).catch(() => null) === process) return;
+    await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: NPM });
+    await Deno.writeTextFile(mark, process);
+  } finally {
+    lock.close();
+  }
 }
 
 /**

@@ -35,6 +35,11 @@ export interface RedisServer {
   restart(): Promise<void>;
   /** Stops it for good (SIGKILL; there is nothing to save) and removes its files. */
   stop(): Promise<void>;
+  /**
+   * What {@linkcode RedisServer.stop} does, without waiting for the exit: for an `unload`
+   * listener, which cannot wait.
+   */
+  stopNow(): void;
 }
 
 const MISSING =
@@ -165,6 +170,20 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       await kill();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     },
+    stopNow() {
+      try {
+        child?.kill("SIGKILL");
+      } catch {
+        // already exited
+      }
+      child = undefined;
+      status = undefined;
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // already removed
+      }
+    },
   };
 }
 
@@ -191,7 +210,8 @@ async function waitReady(port: number, exited: Promise<Deno.CommandStatus>): Pro
     } catch {
       // not listening yet
     }
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // redis-server takes some 30 ms to listen: a short step keeps the wait near that.
+    await new Promise((resolve) => setTimeout(resolve, 3));
   }
   return false;
 }

@@ -1,19 +1,20 @@
 /**
  * The two stores the boundary tests run on, each opened fresh per test: MemoryStore, and
- * UpstashStore through the real client and the REST endpoint in front of its own redis-server.
+ * UpstashStore through the real client and the REST endpoint in front of the test module's
+ * redis-server, emptied for it (see `startSharedUpstashFixture`).
  *
  * @module
  */
 import type { Store } from "../../src/mod.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
-import { startUpstashFixture } from "./upstash_fixture.ts";
+import { startSharedUpstashFixture } from "./upstash_fixture.ts";
 
 /** A store under test, and how to stop what it needs. */
 export interface OpenStore {
   /** The store. */
   store: Store;
-  /** Stops its redis-server and endpoint (a no-op for MemoryStore). */
+  /** Stops its endpoint and releases its redis-server (a no-op for MemoryStore). */
   close(): Promise<void>;
 }
 
@@ -26,7 +27,7 @@ export const STORES: readonly { name: string; open(): Promise<OpenStore> }[] = [
   {
     name: "UpstashStore",
     open: async () => {
-      const fixture = await startUpstashFixture();
+      const fixture = await startSharedUpstashFixture();
       return {
         store: new UpstashStore({ redis: fixture.createRedis() }),
         close: () => fixture.stop(),

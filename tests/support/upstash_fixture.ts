@@ -1,6 +1,8 @@
 /**
  * One call to get a real redis-server with an Upstash-compatible REST endpoint in front of it,
- * for every test that needs the Upstash store: conformance, HTTP, benchmarks, reliability.
+ * for every test that needs the Upstash store: conformance, HTTP, benchmarks, reliability. A test
+ * that leaves the server as it found it can take the module's shared one instead, emptied for it
+ * (`startSharedUpstashFixture`), which saves starting a redis-server per test.
  *
  * @example
  * ```ts ignore
@@ -63,6 +65,159 @@ export async function startUpstashFixture(
   options: UpstashFixtureOptions = {},
 ): Promise<UpstashFixture> {
   const server = await startRedisServer({ cluster: options.cluster ?? false });
+  return fixtureOn(server, options, () => server.stop());
+}
+
+/** Options of {@linkcode startSharedUpstashFixture}: those of the endpoint. */
+export type SharedUpstashFixtureOptions = Omit<UpstashFixtureOptions, "cluster">;
+
+/** The test module's shared redis-server, and whether a fixture holds it now. */
+interface Shared {
+  server: RedisServer;
+  /** The connection that empties it for each fixture. */
+  control: RespConnection;
+  /** Its settings as started, which no fixture may leave changed. */
+  settings: string;
+  held: boolean;
+}
+
+let shared: Promise<Shared> | undefined;
+
+/**
+ * Like {@linkcode startUpstashFixture}, on one redis-server per test module instead of a new one
+ * per call: the first call starts it, the module's `unload` stops it. Each fixture gets it empty,
+ * as a fresh one would be: every other client disconnected, no keys in any database, no scripts
+ * or functions; and its own endpoint and clients. One fixture holds it at a time: a call while
+ * another fixture is open starts a redis-server of its own, as {@linkcode startUpstashFixture}
+ * does.
+ *
+ * For tests that reach redis-server through the endpoint, `direct()` and `monitor()` only: the
+ * shared server cannot be paused, killed or restarted (`server` refuses those), and a fixture that
+ * leaves its settings changed (`CONFIG SET`, `ACL SETUSER`) fails its `stop()`, and the server is
+ * replaced for the next one.
+ *
+ * @param options The endpoint's token and request size limit.
+ * @returns The fixture; call `stop()` when done.
+ */
+export async function startSharedUpstashFixture(
+  options: SharedUpstashFixtureOptions = {},
+): Promise<UpstashFixture> {
+  shared ??= startShared().catch((error) => {
+    shared = undefined;
+    throw error;
+  });
+  const base = await shared;
+  if (base.held) return startUpstashFixture(options);
+  base.held = true;
+  try {
+    await empty(base.control);
+  } catch (error) {
+    base.held = false;
+    throw error;
+  }
+  let released = false;
+  return fixtureOn(sharedView(base.server), options, async () => {
+    // A second stop() must not release the server again: another fixture may hold it by then.
+    if (released) return;
+    released = true;
+    if (await settingsOf(base.control) !== base.settings) {
+      shared = undefined;
+      await base.server.stop();
+      throw new Error(
+        "The test left the shared redis-server's settings changed (CONFIG SET, ACL): a test " +
+          "that changes them needs a redis-server of its own, from startUpstashFixture()",
+      );
+    }
+    base.held = false;
+  });
+}
+
+/**
+ * Runs `fn` with a fixture on the module's shared redis-server and stops it afterwards, whatever
+ * `fn` does.
+ *
+ * @param fn What to do with it.
+ * @param options As for {@linkcode startSharedUpstashFixture}.
+ */
+export function withSharedUpstashFixture(
+  fn: (fixture: UpstashFixture) => Promise<void>,
+  options: SharedUpstashFixtureOptions = {},
+): Promise<void> {
+  return using(startSharedUpstashFixture(options), fn);
+}
+
+async function startShared(): Promise<Shared> {
+  const server = await startRedisServer();
+  try {
+    const control = await server.connect();
+    // An unload listener cannot wait: the server is killed, its connections go with it.
+    globalThis.addEventListener("unload", () => server.stopNow());
+    return { server, control, settings: await settingsOf(control), held: false };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}
+
+/** Every setting (`CONFIG GET *`) and user (`ACL LIST`), as one text. */
+async function settingsOf(control: RespConnection): Promise<string> {
+  const [config, users] = (await control.commands([["CONFIG", "GET", "*"], ["ACL", "LIST"]]))
+    .map(fromResp) as [string[], string[]];
+  const pairs: string[] = [];
+  for (let i = 0; i < config.length; i += 2) pairs.push(`${config[i]} ${config[i + 1]}`);
+  return JSON.stringify([pairs.sort(), users]);
+}
+
+/**
+ * Leaves the server as a fresh one: killing every other connection first means no command of an
+ * earlier fixture can run after the flush (redis-server runs one command at a time, and a killed
+ * client's unread commands never run).
+ */
+async function empty(control: RespConnection): Promise<void> {
+  for (
+    const command of [
+      ["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"],
+      ["CLIENT", "KILL", "TYPE", "pubsub", "SKIPME", "yes"],
+      ["FLUSHALL", "SYNC"],
+      ["SCRIPT", "FLUSH", "SYNC"],
+      ["FUNCTION", "FLUSH", "SYNC"],
+    ]
+  ) {
+    const reply = await control.command(command);
+    if (reply instanceof RespError) {
+      throw new Error(`${command.join(" ")} failed on the shared redis-server: ${reply.text}`);
+    }
+  }
+}
+
+/** The shared server as a fixture sees it: connections yes, its process no. */
+function sharedView(server: RedisServer): RedisServer {
+  const refuse = (): never => {
+    throw new Error(
+      "The shared redis-server cannot be paused, killed or restarted: use startUpstashFixture()",
+    );
+  };
+  return {
+    get port() {
+      return server.port;
+    },
+    cluster: false,
+    connect: () => server.connect(),
+    pause: refuse,
+    resume: refuse,
+    kill: () => Promise.resolve().then(refuse),
+    restart: () => Promise.resolve().then(refuse),
+    stop: () => Promise.resolve().then(refuse),
+    stopNow: refuse,
+  };
+}
+
+/** A fixture on `server` with its own endpoint; `release` runs once all of it is closed. */
+function fixtureOn(
+  server: RedisServer,
+  options: SharedUpstashFixtureOptions,
+  release: () => Promise<void>,
+): UpstashFixture {
   const endpoint = startUpstashEndpoint({
     connectRedis: () => server.connect(),
     ...(options.token === undefined ? {} : { token: options.token }),
@@ -103,7 +258,7 @@ export async function startUpstashFixture(
       await endpoint.stop();
       await directConn?.close();
       for (const conn of monitors) await conn.close();
-      await server.stop();
+      await release();
     },
   };
 }
@@ -122,11 +277,18 @@ function fromResp(value: unknown): unknown {
  * @param fn What to do with it.
  * @param options As for {@linkcode startUpstashFixture}.
  */
-export async function withUpstashFixture(
+export function withUpstashFixture(
   fn: (fixture: UpstashFixture) => Promise<void>,
   options: UpstashFixtureOptions = {},
 ): Promise<void> {
-  const fixture = await startUpstashFixture(options);
+  return using(startUpstashFixture(options), fn);
+}
+
+async function using(
+  started: Promise<UpstashFixture>,
+  fn: (fixture: UpstashFixture) => Promise<void>,
+): Promise<void> {
+  const fixture = await started;
   try {
     await fn(fixture);
   } finally {
