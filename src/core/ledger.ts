@@ -16,13 +16,7 @@
  */
 import { canonicalJson, type JsonValue } from "./json.ts";
 import type { RunState } from "./store.ts";
-import type {
-  CanonicalRecord,
-  ObservedFact,
-  ReceiptCall,
-  RecordProof,
-  RunReceipt,
-} from "./types.ts";
+import type { CanonicalRecord, ObservedFact, RecordProof, RunReceipt } from "./types.ts";
 
 const KEY_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const HASH = /^[A-Za-z0-9_-]{43}$/;
