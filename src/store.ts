@@ -38,6 +38,7 @@ export type {
   EndRunPage,
   EndRunPageState,
   EndRunRefusal,
+  EndRunReply,
   EndRunRequest,
   FactRow,
   ReadFactsRequest,

@@ -403,6 +403,20 @@ export type CompleteRefusal = StoreRefusal<"RECORD_EXPIRED" | "ILLEGAL_TRANSITIO
 /** Why {@linkcode Store.endRun} refused. */
 export type EndRunRefusal = StoreRefusal<"RUN_NOT_FOUND">;
 
+/**
+ * What {@linkcode Store.endRun} answers: the run, the tool call IDs of its facts and, when asked,
+ * its seal and page; or the refusal.
+ */
+export type EndRunReply =
+  | {
+    ok: true;
+    run: RunState;
+    toolCallIds: string[];
+    seal?: SealState;
+    page?: EndRunPageState;
+  }
+  | EndRunRefusal;
+
 /** What {@linkcode Store.lookupCall} finds in a run that exists. */
 export interface CallLookup {
   /** The begun key, or `null` when the key was never begun in the run. */
@@ -452,17 +466,7 @@ export interface Store {
    * (its complete succeeds and its record ends READY or ERROR), but every later endRun returns
    * exactly the tool call IDs the first returned, never the late call.
    */
-  endRun(
-    request: EndRunRequest,
-  ): Promise<
-    {
-      ok: true;
-      run: RunState;
-      toolCallIds: string[];
-      seal?: SealState;
-      page?: EndRunPageState;
-    } | EndRunRefusal
-  >;
+  endRun(request: EndRunRequest): Promise<EndRunReply>;
   /**
    * Resolves identities to fact rows: only READY records owned by `runId` with evidence
    * EVIDENCE_FOUND or NO_EVIDENCE, in the given order, within the caps. Missing, expired,

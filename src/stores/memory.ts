@@ -38,6 +38,7 @@ import type {
   CompleteRequest,
   EndRunPageState,
   EndRunRefusal,
+  EndRunReply,
   EndRunRequest,
   FactRow,
   ListRunsRequest,
@@ -352,15 +353,7 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.endRun} */
-  endRun(request: EndRunRequest): Promise<
-    {
-      ok: true;
-      run: RunState;
-      toolCallIds: string[];
-      seal?: SealState;
-      page?: EndRunPageState;
-    } | EndRunRefusal
-  > {
+  endRun(request: EndRunRequest): Promise<EndRunReply> {
     const refused = refusedBy(checkEndRunRequest, request);
     if (refused !== null) return refused;
     const now = this.#clock();

@@ -31,6 +31,7 @@ import type {
   CompleteRequest,
   EndRunPageState,
   EndRunRefusal,
+  EndRunReply,
   EndRunRequest,
   FactRow,
   ListRunsRequest,
@@ -753,15 +754,7 @@ export class UpstashStore implements Store {
   }
 
   /** {@inheritDoc Store.endRun} */
-  async endRun(request: EndRunRequest): Promise<
-    {
-      ok: true;
-      run: RunState;
-      toolCallIds: string[];
-      seal?: SealState;
-      page?: EndRunPageState;
-    } | EndRunRefusal
-  > {
+  async endRun(request: EndRunRequest): Promise<EndRunReply> {
     const invalid = checkEndRunRequest(request);
     if (invalid !== null) return refuse(invalid);
     const keys = [this.#runKey(request.runId), this.#progressKey(request.runId)];
