@@ -96,8 +96,9 @@ export function storeFactCases(suite: Suite<StoreContext>): void {
       await beginAndComplete(ctx, runId, "call_2", FAILED);
       await beginAndComplete(ctx, runId, "call_3", NO_EVIDENCE);
       await beginAndComplete(ctx, runId, "call_4", READY);
-      await beginAndComplete(ctx, runId, "call_5", READY, 50);
-      await ctx.advance(100);
+      // The suite's short TTL, not a fixed one: a store on real time must get to complete first.
+      await beginAndComplete(ctx, runId, "call_5", READY, ctx.ttlMs);
+      await ctx.advance(Math.ceil(ctx.ttlMs * 1.3));
       const page = async (from: number, limit: number, seal = false) => {
         const now = ctx.clock();
         const ended = await ctx.store.endRun({ runId, now, page: { from, limit }, seal });
