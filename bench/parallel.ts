@@ -131,6 +131,14 @@ try {
     wall.get("batch: false, 6 connections/16")!;
   console.log(`\nN = 16: batched / batch: false wall time = ${ratio16.toFixed(2)}x (goal <= 0.7x)`);
   console.log(`N = 16, six connections (Workers): ${workers16.toFixed(2)}x`);
+  // The floor: a step of one call is two round trips and one call's work, the least any store
+  // needs for a step. Even a batch that cost nothing more would take this long at N = 16.
+  const floor = wall.get("batched (default)/1")!;
+  console.log(
+    `Floor (a step of one call): ${ms(floor)} ms; the best any batching could reach at N = 16: ` +
+      `${(floor / wall.get("batch: false/16")!).toFixed(2)}x, ` +
+      `${(floor / wall.get("batch: false, 6 connections/16")!).toFixed(2)}x with six connections`,
+  );
 } finally {
   globalThis.fetch = unlimitedFetch;
   await fixture.stop();
