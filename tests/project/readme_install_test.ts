@@ -1,6 +1,6 @@
 /**
- * Every package README's install line adds what its own examples import: a user who runs the
- * `deno add` line and then an example never meets `Import "X" not a dependency`.
+ * Every package README's install lines (Deno's and Node.js's) add what its own examples import: a
+ * user who runs one and then an example never meets `Import "X" not a dependency`.
  */
 import assert from "node:assert/strict";
 
@@ -12,16 +12,30 @@ const packageOf = (specifier: string) => {
   return specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]!;
 };
 
-/** Packages the README's `deno add` line adds (`jsr:@a/b`, `npm:c@~1`: `@a/b`, `c`). */
-function added(readme: string): Set<string> {
-  const line = readme.split("\n").find((text) => text.startsWith("deno add "));
-  assert.ok(line !== undefined, "no deno add line");
-  const names = line.split("#")[0]!.trim().split(/\s+/).slice(2).map((token) => {
-    const name = token.replace(/^(jsr|npm):/, "");
-    const at = name.indexOf("@", 1);
-    return at === -1 ? name : name.slice(0, at);
-  });
-  return new Set(names);
+/** The name in an install argument: `jsr:@a/b` is `@a/b`, `npm:c@~1` and `c@~1` are `c`. */
+const nameOf = (token: string) => {
+  const name = token.replace(/^(jsr|npm):/, "");
+  const at = name.indexOf("@", 1);
+  return at === -1 ? name : name.slice(0, at);
+};
+
+/**
+ * Packages each install line of the README adds: the Deno line (`deno add ...`) and the Node.js
+ * line (`npx jsr add ... && npm install ...`), by the runtime the line is for.
+ */
+function added(readme: string): Map<string, Set<string>> {
+  const lines = new Map<string, Set<string>>();
+  for (const [runtime, start] of [["Deno", "deno add "], ["Node.js", "npx jsr add "]]) {
+    const line = readme.split("\n").find((text) => text.startsWith(start!));
+    assert.ok(line !== undefined, `no ${start}line`);
+    const commands = line.split("#")[0]!.split("&&").map((command) => command.trim().split(/\s+/));
+    const names = commands.flatMap((words) =>
+      // The arguments follow `deno add`, `npm install` (two words) and `npx jsr add` (three).
+      words.slice(words[0] === "npx" ? 3 : 2).map(nameOf)
+    );
+    lines.set(runtime!, new Set(names));
+  }
+  return lines;
 }
 
 /** Bare specifiers imported by the README's TypeScript blocks. */
@@ -36,9 +50,10 @@ function imported(readme: string): Set<string> {
   return specifiers;
 }
 
-Deno.test("the parser reads an install line and an example's imports", () => {
+Deno.test("the parser reads both install lines and an example's imports", () => {
   const readme = [
     "deno add jsr:@a/core npm:@b/api@~1.9 npm:c   # Deno",
+    "npx jsr add @a/core && npm install @b/api@~1.9 c   # Node.js",
     "```ts",
     'import x from "@a/core/sub";',
     'import "c";',
@@ -47,18 +62,22 @@ Deno.test("the parser reads an install line and an example's imports", () => {
     'import { w } from "e/deep/path.js";',
     "```",
   ].join("\n");
-  assert.deepEqual([...added(readme)], ["@a/core", "@b/api", "c"]);
+  const lines = added(readme);
+  assert.deepEqual([...lines.get("Deno")!], ["@a/core", "@b/api", "c"]);
+  assert.deepEqual([...lines.get("Node.js")!], ["@a/core", "@b/api", "c"]);
   assert.deepEqual([...imported(readme)], ["@a/core", "c", "e"]);
+  assert.throws(() => added("deno add npm:c"), /no npx jsr add line/);
 });
 
 for await (const entry of Deno.readDir(new URL("packages/", root))) {
   if (!entry.isDirectory) continue;
-  Deno.test(`packages/${entry.name}/README.md: the install line adds every import of its examples`, async () => {
+  Deno.test(`packages/${entry.name}/README.md: both install lines add every import of its examples`, async () => {
     const readme = await Deno.readTextFile(new URL(`packages/${entry.name}/README.md`, root));
-    const adds = added(readme);
     const imports = imported(readme);
     assert.ok(imports.size > 0, "no example imports anything");
-    const missing = [...imports].filter((name) => !adds.has(name));
-    assert.deepEqual(missing, [], `not in the install line: ${missing.join(", ")}`);
+    for (const [runtime, adds] of added(readme)) {
+      const missing = [...imports].filter((name) => !adds.has(name));
+      assert.deepEqual(missing, [], `not in the ${runtime} install line: ${missing.join(", ")}`);
+    }
   });
 }
