@@ -382,52 +382,31 @@ async function connect(
       // takes as done.
       await transport.terminateSession().catch(() => {});
       await client.close();
-      await streams.cancel();
+      streams.cancel();
     },
   };
 }
 
 /**
- * A `fetch` for the SDK's transport that keeps hold of every event stream it hands out (the
- * SDK's GET stream, and any POST answered with a stream), and a `cancel` for those still open.
- * The SDK ends them by aborting their request's signal, but Deno's fetch can miss an abort that
- * comes while a read of the body is pending: the connection then stays open, and a server that
- * keeps the stream never sees the client go (its graceful shutdown waits for ever). Cancelling the
- * body's own reader closes it on every runtime.
+ * A `fetch` for the SDK's transport that pipes every event stream it hands out (the SDK's GET
+ * stream, and any POST answered with a stream) under a signal of its own, and a `cancel` that
+ * aborts those pipes. The SDK ends its streams by aborting their request's signal, but Deno's
+ * fetch can miss an abort that comes while a read of the body is pending: the connection then
+ * stays open, and a server that keeps the stream never sees the client go (its graceful shutdown
+ * waits for ever). An aborted pipe cancels the body at its source, which closes it on every
+ * runtime.
  */
-function eventStreams(): { fetch: typeof fetch; cancel(): Promise<void> } {
-  const open = new Set<ReadableStreamDefaultReader<Uint8Array>>();
+function eventStreams(): { fetch: typeof fetch; cancel(): void } {
+  const streams = new AbortController();
   return {
     fetch: async (input, init) => {
       const response = await fetch(input, init);
       const type = response.headers.get("content-type") ?? "";
       if (response.body === null || !type.startsWith("text/event-stream")) return response;
-      const reader = response.body.getReader();
-      open.add(reader);
-      const body = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          try {
-            const { done, value } = await reader.read();
-            if (!done) return controller.enqueue(value);
-            open.delete(reader);
-            controller.close();
-          } catch (error) {
-            open.delete(reader);
-            controller.error(error);
-          }
-        },
-        cancel(reason) {
-          open.delete(reader);
-          return reader.cancel(reason);
-        },
-      });
+      const body = response.body.pipeThrough(new TransformStream(), { signal: streams.signal });
       return new Response(body, response);
     },
-    cancel: async () => {
-      const readers = [...open];
-      open.clear();
-      await Promise.allSettled(readers.map((reader) => reader.cancel()));
-    },
+    cancel: () => streams.abort(),
   };
 }
 
