@@ -131,17 +131,42 @@ export interface LedgerPublicKey extends JsonWebKey {
 }
 
 /**
- * The public JWK's members, checked: `kty` OKP, `crv` Ed25519, `x` 32 bytes of base64url.
- *
- * @throws {TypeError} When it is not such a key.
+ * A JWK's members, each read once inside a guard: a getter or a Proxy trap that throws is an
+ * invalid key, never its own exception.
  */
-export function publicJwk(key: unknown, what = "public key"): LedgerPublicKey {
-  const jwk = key as Partial<Record<string, unknown>> | null;
-  const kty = jwk?.kty, crv = jwk?.crv, x = jwk?.x;
+function jwkMembers(
+  key: unknown,
+  what: string,
+  withPrivate: boolean,
+): { kty: unknown; crv: unknown; x: unknown; d: unknown } {
+  const jwk = key as Partial<Record<string, unknown>> | null | undefined;
+  try {
+    return { kty: jwk?.kty, crv: jwk?.crv, x: jwk?.x, d: withPrivate ? jwk?.d : undefined };
+  } catch (error) {
+    throw new TypeError(`Invalid ${what}: its members cannot be read`, { cause: error });
+  }
+}
+
+/** The public members, checked. */
+function checkedPublic(
+  members: { kty: unknown; crv: unknown; x: unknown },
+  what: string,
+): LedgerPublicKey {
+  const { kty, crv, x } = members;
   if (kty !== "OKP" || crv !== "Ed25519" || fromBase64url(x)?.length !== 32) {
     throw new TypeError(`Invalid ${what}: expected an Ed25519 JWK (kty OKP, crv Ed25519, x)`);
   }
   return { kty, crv, x: x as string };
+}
+
+/**
+ * The public JWK's members, checked: `kty` OKP, `crv` Ed25519, `x` 32 bytes of base64url. Each
+ * member is read once, inside a guard.
+ *
+ * @throws {TypeError} When it is not such a key, or reading it throws.
+ */
+export function publicJwk(key: unknown, what = "public key"): LedgerPublicKey {
+  return checkedPublic(jwkMembers(key, what, false), what);
 }
 
 /**
@@ -195,8 +220,9 @@ export function checkLedgerKey(
   key: unknown,
   keyId: unknown,
 ): { jwk: LedgerPublicKey & { d: string }; keyId: string | undefined } {
-  const pub = publicJwk(key, "ledgerKey");
-  const d = (key as { d?: unknown }).d;
+  const members = jwkMembers(key, "ledgerKey", true);
+  const pub = checkedPublic(members, "ledgerKey");
+  const d = members.d;
   if (fromBase64url(d)?.length !== 32) {
     throw new TypeError("Invalid ledgerKey: expected the private JWK (with d) of an Ed25519 key");
   }

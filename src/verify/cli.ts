@@ -2,7 +2,8 @@
  * The `verify` program: `deno run --allow-read jsr:@tool-boundary/core/verify bundle.json
  * public.jwk`. The key file holds the public JWK, or `{ keyId, publicKey }` as
  * `GET /v1/ledger-key` answers it. Exit 0 when the bundle verifies, 1 printing the verdict when
- * not, 2 when the files cannot be read or are not a bundle and a key.
+ * not, 2 when the files cannot be read or are not a bundle and a key (a file whose JSON names
+ * one member twice in an object is neither: `JSON.parse` would keep the last and drop the rest).
  *
  * @module
  */
@@ -17,13 +18,15 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
   }
   let verdict;
   try {
-    const bundle = JSON.parse(await Deno.readTextFile(args[0]!));
-    const key = JSON.parse(await Deno.readTextFile(args[1]!));
-    const wrapped = key !== null && typeof key === "object" && "publicKey" in key;
+    const bundle = parseFile(args[0]!, await Deno.readTextFile(args[0]!));
+    const key = parseFile(args[1]!, await Deno.readTextFile(args[1]!));
+    const wrapped = key !== null && typeof key === "object" && "publicKey" in key
+      ? key as { publicKey: JsonWebKey; keyId?: unknown }
+      : null;
     verdict = await verifyRun(
       bundle,
-      wrapped ? key.publicKey : key,
-      wrapped && typeof key.keyId === "string" ? { keyId: key.keyId } : {},
+      wrapped ? wrapped.publicKey : key as JsonWebKey,
+      wrapped && typeof wrapped.keyId === "string" ? { keyId: wrapped.keyId } : {},
     );
   } catch (error) {
     console.error(`verify: ${error instanceof Error ? error.message : String(error)}`);
@@ -32,4 +35,63 @@ export async function main(args: readonly string[] = Deno.args): Promise<void> {
   }
   console.log(JSON.stringify(verdict));
   Deno.exitCode = verdict.ok ? 0 : 1;
+}
+
+/** A file's JSON, refused when an object in it names a member twice. */
+function parseFile(path: string, text: string): unknown {
+  const value = JSON.parse(text);
+  const twice = duplicateMemberName(text);
+  if (twice !== null) {
+    throw new SyntaxError(`${path}: an object names the member ${JSON.stringify(twice)} twice`);
+  }
+  return value;
+}
+
+/**
+ * The first member name an object of a JSON text holds twice, compared as the names `JSON.parse`
+ * reads (so `"a"` and `"\u0061"` are one name), or `null` when there is none.
+ *
+ * @param text JSON text that `JSON.parse` accepts (anything else gives no useful answer).
+ * @returns The repeated name, or `null`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { duplicateMemberName } from "./cli.ts";
+ * assert.equal(duplicateMemberName('{"a":1,"b":{"a":2}}'), null);
+ * assert.equal(duplicateMemberName('{"a":1,"b":[{"c":1,"\\u0063":2}]}'), "c");
+ * ```
+ */
+export function duplicateMemberName(text: string): string | null {
+  // One entry per open object (its names so far) or array (`null`).
+  const open: (Set<string> | null)[] = [];
+  let nameNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) { // '"': a string; past its end, skipping escapes
+      let end = i + 1;
+      while (text.charCodeAt(end) !== 0x22) end += text.charCodeAt(end) === 0x5c ? 2 : 1;
+      const names = open.at(-1);
+      if (nameNext && names) {
+        const quoted = text.slice(i, end + 1);
+        const name = quoted.includes("\\") ? JSON.parse(quoted) as string : quoted.slice(1, -1);
+        if (names.has(name)) return name;
+        names.add(name);
+        nameNext = false;
+      }
+      i = end;
+    } else if (c === 0x7b) { // '{'
+      open.push(new Set());
+      nameNext = true;
+    } else if (c === 0x5b) { // '['
+      open.push(null);
+      nameNext = false;
+    } else if (c === 0x7d || c === 0x5d) { // '}' or ']'
+      open.pop();
+      nameNext = false;
+    } else if (c === 0x2c) { // ',': in an object, a name comes next
+      nameNext = open.at(-1) != null;
+    }
+  }
+  return null;
 }

@@ -7,7 +7,7 @@ import { ToolBoundary } from "../../src/mod.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { memoryStateForTests } from "../../src/stores/memory_state.ts";
 import { verifyRun } from "../../src/verify/mod.ts";
-import { keys, lookup } from "./_run.ts";
+import { keys, lookup, otherKeys } from "./_run.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";
@@ -114,6 +114,53 @@ Deno.test("the verify command exits 0 on a bundle that verifies and 1 with the v
       stdout: '{"ok":false,"toolCallId":null,"reason":"FACTS_ALTERED"}',
     });
     assert.equal((await run("not a bundle", keys.publicKey)).code, 2);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the verify command refuses a bundle or key file that names a member twice", async () => {
+  const served = app(true);
+  const runId = await runOver(served);
+  const text = await (await served.request(`/v1/runs/${runId}/export`, { headers: harness }))
+    .text();
+  const dir = await Deno.makeTempDir({ prefix: "tb-verify-" });
+  try {
+    const run = async (bundleText: string, keyText: string) => {
+      await Deno.writeTextFile(`${dir}/bundle.json`, bundleText);
+      await Deno.writeTextFile(`${dir}/public.jwk`, keyText);
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--allow-read",
+          "src/verify/mod.ts",
+          `${dir}/bundle.json`,
+          `${dir}/public.jwk`,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes).trim();
+      return { code: out.code, stdout: decode(out.stdout), stderr: decode(out.stderr) };
+    };
+    const key = JSON.stringify(keys.publicKey);
+    assert.equal((await run(text, key)).code, 0);
+    // The last of two members is what JSON.parse keeps: here the edited raw response.
+    const record = '"raw":';
+    assert.ok(text.includes(record));
+    const twice = text.replace(record, `"raw":{"edited":true},${record}`);
+    const refused = await run(twice, key);
+    assert.equal(refused.code, 2);
+    assert.equal(refused.stdout, "");
+    assert.match(refused.stderr, /names the member "raw" twice/);
+    // The same name spelled with an escape is the same name.
+    const escaped = await run(text.replace('"format":', '"form\u0061t":"x","format":'), key);
+    assert.equal(escaped.code, 2);
+    assert.match(escaped.stderr, /names the member "format" twice/);
+    const keyTwice = key.replace('"x":', `"x":"${otherKeys.publicKey.x}","x":`);
+    const badKey = await run(text, keyTwice);
+    assert.equal(badKey.code, 2);
+    assert.match(badKey.stderr, /public\.jwk: an object names the member "x" twice/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -256,3 +256,51 @@ Deno.test("hostile bundles give ok: false or a TypeError, never ok: true", async
   await assert.rejects(verifyRun(clean, { kty: "OKP", crv: "Ed25519" }), TypeError);
   await assert.rejects(verifyRun(clean, keys.privateKey.d as never), TypeError);
 });
+
+Deno.test("verifyRun() turns a public key whose reads throw into its TypeError, reading each member once", async () => {
+  const { boundary, runId } = await sealedRun(new MemoryStore());
+  const clean = await boundary.exportRun(runId);
+  class KeyTrap extends Error {}
+  const reads: string[] = [];
+  const hostile: unknown[] = [
+    new Proxy({}, {
+      get: () => {
+        throw new KeyTrap("trap");
+      },
+    }),
+    {
+      kty: "OKP",
+      crv: "Ed25519",
+      get x(): never {
+        throw new KeyTrap("getter");
+      },
+    },
+    new Proxy({ ...keys.publicKey }, {
+      get: (target, name) => (reads.push(String(name)), Reflect.get(target, name)),
+    }),
+  ];
+  for (const key of hostile.slice(0, 2)) {
+    const error = await verifyRun(clean, key as JsonWebKey).then(() => null, (e) => e);
+    assert.ok(error instanceof TypeError, String(error));
+    assert.match(error.message, /^Invalid public key/);
+    assert.ok(error.cause instanceof KeyTrap);
+  }
+  // A key that answers reads verifies as its members, each read once.
+  assert.deepEqual(await verifyRun(clean, hostile[2] as JsonWebKey), {
+    ok: true,
+    sealed: true,
+    calls: 3,
+  });
+  assert.deepEqual(reads.sort(), ["crv", "kty", "x"]);
+  const throwingLedgerKey = {
+    ...keys.privateKey,
+    get d(): never {
+      throw new KeyTrap("d");
+    },
+  };
+  assert.throws(
+    () => new ToolBoundary({ tools: [lookup], ledgerKey: throwingLedgerKey }),
+    TypeError,
+    "Invalid ledgerKey",
+  );
+});
