@@ -153,6 +153,8 @@ export class ToolBoundary {
    *   `ttlMs` not an integer from 1 to `MAX_TTL_MS`, `budget.calls` not an integer from 1 to
    *   `MAX_BUDGET`, or a `budget.perTool` key not well-formed Unicode or its value not an integer
    *   from 0 to `MAX_BUDGET` (see `./limits.ts`).
+   * @throws {TypeError} When the `ledgerKey` is not a key pair (`d` not the private key of `x`,
+   *   or WebCrypto refused it): no run is created.
    */
   startRun(options: StartRunOptions = {}): Promise<RunContext> {
     return startRun(this.#setup, options);
@@ -182,8 +184,9 @@ export class ToolBoundary {
    * @param envelope The call as the agent framework produced it.
    * @param options The caller's `signal` (see {@linkcode InvokeOptions}).
    * @returns The bounded READY result, or an ERROR with a safe code. Never raw data.
-   * @throws {TypeError} When `run` is not a run context or `options.signal` not an AbortSignal
-   *   (programming errors).
+   * @throws {TypeError} When `run` is not a run context, `options.signal` not an AbortSignal, or
+   *   the `ledgerKey` not a key pair (`d` not the private key of `x`): programming errors, and
+   *   nothing is recorded.
    *
    * @example
    * ```ts
@@ -453,7 +456,7 @@ export class ToolBoundary {
    */
   async ledgerPublicKey(): Promise<{ keyId: string; publicKey: JsonWebKey } | null> {
     if (this.#setup.ledger === undefined) return null;
-    const { keyId, publicKey } = await this.#setup.ledger;
+    const { keyId, publicKey } = await this.#setup.ledger.ready;
     return { keyId, publicKey: { ...publicKey } };
   }
 }

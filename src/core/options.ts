@@ -124,10 +124,12 @@ export interface ToolBoundaryOptions {
   /**
    * The Ed25519 private key (a JWK, as `generateLedgerKeys` makes it) that signs each completed
    * record (`record.proof`) and each ended run (the receipt): see docs/proof.md. Checked when
-   * the boundary is created (a TypeError for anything but an Ed25519 private JWK); imported
-   * with WebCrypto in the background, and a key WebCrypto refuses after all (`d` not the private
-   * key of `x`) fails the first operation that needs it with that TypeError. The store needs
-   * `sealRun` and `exportRun`. Without it nothing is signed and no record has a proof.
+   * the boundary is created (a TypeError for anything but an Ed25519 private JWK), then
+   * imported with WebCrypto in the background and proved a key pair by signing a probe with `d`
+   * and verifying it with `x`. A key that fails (`d` not the private key of `x`) is a TypeError
+   * naming `ledgerKey` from `startRun`, `invoke` (before any record is made or tool runs),
+   * `endRun` and `ledgerPublicKey`. The store needs `sealRun` and `exportRun`. Without it
+   * nothing is signed and no record has a proof.
    */
   ledgerKey?: JsonWebKey;
   /**

@@ -43,8 +43,18 @@ export interface Setup {
   readonly clock: () => number;
   /** Runs this boundary has ended: their calls are refused before the store is asked. */
   readonly ended: WeakSet<RunContext>;
-  /** The ledger key, imported, when the boundary has one. */
-  readonly ledger: Promise<LedgerSigner> | undefined;
+  /** The ledger key, when the boundary has one. */
+  readonly ledger: Ledger | undefined;
+}
+
+/**
+ * The ledger key, imported once in the background: `ready` settles when WebCrypto imported it
+ * and a probe signed with `d` verified with `x` (a TypeError naming `ledgerKey` when not), and
+ * `signer` is set as soon as it did, so that a call needs no await to know the key is good.
+ */
+export interface Ledger {
+  readonly ready: Promise<LedgerSigner>;
+  signer: LedgerSigner | undefined;
 }
 
 /** The store methods a boundary calls: a store lacking one is refused at construction. */
@@ -99,7 +109,7 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
   const runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? DEFAULT_RUN_TTL_MS);
   const clock = options.clock;
   const onDuplicate = options.onDuplicate ?? "refuse";
-  let ledger: Promise<LedgerSigner> | undefined;
+  let ledger: Ledger | undefined;
   if (options.ledgerKey !== undefined) {
     const checked = checkLedgerKey(options.ledgerKey, options.keyId);
     for (const method of ["sealRun", "exportRun"] as const) {
@@ -109,9 +119,11 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
         );
       }
     }
-    ledger = importSigner(checked);
-    // Awaited by each operation that signs; never an unhandled rejection meanwhile.
-    ledger.catch(() => {});
+    const ready = importSigner(checked);
+    const imported: Ledger = { ready, signer: undefined };
+    // Awaited by each operation that needs the key; never an unhandled rejection meanwhile.
+    ready.then((signer) => (imported.signer = signer), () => {});
+    ledger = imported;
   } else if (options.keyId !== undefined) {
     throw new TypeError("Cannot create ToolBoundary: keyId needs a ledgerKey");
   }
@@ -137,6 +149,18 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
     ended: new WeakSet<RunContext>(),
     ledger,
   };
+}
+
+/**
+ * Waits for the ledger key's import, only while it has not settled: once the key proved good
+ * this is no await at all.
+ *
+ * @returns `undefined` when the boundary has no key or the key is good.
+ * @throws {TypeError} When the key is not a key pair WebCrypto accepts (naming `ledgerKey`).
+ */
+export function ledgerChecked(setup: Setup): Promise<LedgerSigner> | undefined {
+  const ledger = setup.ledger;
+  return ledger === undefined || ledger.signer !== undefined ? undefined : ledger.ready;
 }
 
 /** Gives an event to the observer, whose errors never change an outcome. */

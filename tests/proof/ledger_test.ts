@@ -32,14 +32,56 @@ Deno.test("a ledgerKey that is not an Ed25519 private JWK is a TypeError at cons
   );
 });
 
-Deno.test("a private key whose d is not x's fails its first use with a TypeError", async () => {
-  const other = await generateLedgerKeys();
-  const boundary = new ToolBoundary({
-    tools: [lookup],
-    ledgerKey: { ...keys.privateKey, d: other.privateKey.d! },
+for (const { name, open } of STORES) {
+  Deno.test(`${name}: a ledgerKey whose d is not x's refuses startRun and invoke: no run, no record, no tool run`, async () => {
+    const { store, close } = await open();
+    try {
+      const other = await generateLedgerKeys();
+      let ran = 0;
+      const counted = {
+        ...lookup,
+        execute: (...args: Parameters<typeof lookup.execute>) => (ran++, lookup.execute(...args)),
+      };
+      const mismatched = () =>
+        new ToolBoundary({
+          store,
+          tools: [counted],
+          ledgerKey: { ...keys.privateKey, d: other.privateKey.d! },
+        });
+      const good = new ToolBoundary({ store, tools: [counted], ledgerKey: keys.privateKey });
+      const run = await good.startRun();
+      const envelope = {
+        toolCallId: "c1",
+        runId: run.runId,
+        toolName: "lookup",
+        input: { key: "a" },
+      };
+      const refusedWith = async (promise: Promise<unknown>) => {
+        const error = await promise.then(() => null, (e) => e);
+        assert.ok(error instanceof TypeError, String(error));
+        assert.match(error.message, /ledgerKey/);
+      };
+      // While the key is still being imported, and once its check has failed.
+      const fresh = mismatched();
+      await refusedWith(fresh.invoke(run, envelope));
+      await refusedWith(fresh.invoke(run, envelope));
+      const runId = `run_${crypto.randomUUID()}`;
+      await refusedWith(mismatched().startRun({ runId }));
+      await refusedWith(fresh.startRun({ runId }));
+      assert.equal(await store.getRun(runId), null);
+      await refusedWith(fresh.endRun(run));
+      await refusedWith(fresh.ledgerPublicKey());
+      assert.equal(ran, 0);
+      assert.equal(await store.get(run.runId, "c1"), null);
+      assert.equal((await store.getRun(run.runId))?.used.calls, 0);
+      // The good key still runs the same call.
+      assert.equal((await good.invoke(run, envelope)).status, "READY");
+      assert.equal(ran, 1);
+    } finally {
+      await close();
+    }
   });
-  await assert.rejects(boundary.ledgerPublicKey(), TypeError);
-});
+}
 
 Deno.test("the key ID is the RFC 7638 thumbprint unless keyId says otherwise", async () => {
   const boundary = new ToolBoundary({ tools: [lookup], ledgerKey: keys.privateKey });

@@ -44,7 +44,7 @@ export interface Seal {
 export async function endRun(setup: Setup, run: RunContext | string): Promise<RunEnd> {
   const runId = typeof run === "string" ? run : run?.runId;
   if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-  const signer = setup.ledger === undefined ? undefined : await setup.ledger;
+  const signer = setup.ledger === undefined ? undefined : await setup.ledger.ready;
   const { factCount, factBytes } = setup.limits;
   const pageOf = (from: number, rows: number) => ({
     from,

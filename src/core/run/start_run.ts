@@ -15,7 +15,7 @@ import {
   setOwnBudget,
 } from "../limits.ts";
 import type { StartRunOptions } from "../options.ts";
-import { emit, type Setup } from "../setup.ts";
+import { emit, ledgerChecked, type Setup } from "../setup.ts";
 import type { RunState } from "../store.ts";
 import type { RunContext } from "../types.ts";
 import { storeCall } from "./store_call.ts";
@@ -27,8 +27,13 @@ import { storeCall } from "./store_call.ts";
  * @throws {BoundaryError} INVALID_RUN_ID, RUN_ALREADY_EXISTS, DEADLINE_EXCEEDED or
  *   STORE_UNAVAILABLE.
  * @throws {RangeError} When a deadline, TTL or budget is out of its range.
+ * @throws {TypeError} When the boundary's `ledgerKey` is not a key pair (`d` not the private key
+ *   of `x`, or refused by WebCrypto).
  */
 export async function startRun(setup: Setup, options: StartRunOptions): Promise<RunContext> {
+  // A ledger key that cannot sign is refused before any run exists.
+  const keyChecked = ledgerChecked(setup);
+  if (keyChecked !== undefined) await keyChecked;
   const runId = options.runId ?? crypto.randomUUID();
   if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
   const now = checkEpochMs("clock()", setup.clock());

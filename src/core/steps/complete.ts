@@ -36,9 +36,11 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
   try {
     const now = setup.clock();
     // Signed before it is written, and sent with the complete: no round trip of its own.
-    const signed = setup.ledger === undefined || call.begun === null
+    const ledger = setup.ledger;
+    // invoke checked the key before the call began: its signer is there, no await needed.
+    const signed = ledger === undefined || call.begun === null
       ? undefined
-      : await proofOf(await setup.ledger, call.begun, outcome, now);
+      : await proofOf(ledger.signer ?? await ledger.ready, call.begun, outcome, now);
     const completed = await setup.store.complete({
       runId: run.runId,
       toolCallId,

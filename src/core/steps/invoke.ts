@@ -5,7 +5,7 @@
  * @module
  */
 import type { InvokeOptions } from "../options.ts";
-import type { Setup } from "../setup.ts";
+import { ledgerChecked, type Setup } from "../setup.ts";
 import type { BoundaryResult, RunContext, ToolCallEnvelope } from "../types.ts";
 import { authorize } from "./authorize.ts";
 import { begin } from "./begin.ts";
@@ -21,8 +21,8 @@ import { result } from "./result.ts";
  * Runs one tool call through the steps; `ToolBoundary.invoke` tells what it promises.
  *
  * @returns The bounded READY result, or an ERROR with a safe code. Never raw data.
- * @throws {TypeError} When `run` is not a run context or `options.signal` not an AbortSignal
- *   (programming errors).
+ * @throws {TypeError} When `run` is not a run context, `options.signal` not an AbortSignal, or
+ *   the boundary's `ledgerKey` not a key pair (programming errors): nothing is recorded.
  */
 export async function invoke(
   setup: Setup,
@@ -30,6 +30,10 @@ export async function invoke(
   envelope: ToolCallEnvelope,
   options: InvokeOptions | undefined,
 ): Promise<BoundaryResult> {
+  // A ledger key that cannot sign would lose every outcome: no call begins with one. Once the
+  // key proved good, no await.
+  const keyChecked = ledgerChecked(setup);
+  if (keyChecked !== undefined) await keyChecked;
   const call = preflight(setup, run, envelope, options);
   if (!(call instanceof Call)) return call;
   // A step answers with a promise only when it has to wait (for an authorize hook, a tool or
