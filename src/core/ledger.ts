@@ -6,9 +6,10 @@
  * - A record's hash: base64url (no padding) of the SHA-256 of the UTF-8 of the
  *   {@linkcode canonicalJson} of the record as `inspect()` returns it, without `proof`.
  * - A record's signed message: the canonical JSON of
- *   `["tool-boundary.record/1", runId, toolCallId, hash]`.
+ *   `["tool-boundary.record/1", runId, startedAt, toolCallId, hash]`, `startedAt` the run's: the
+ *   signature names the run instance, not only its ID.
  * - A receipt's signed message: the canonical JSON of
- *   `["tool-boundary.receipt/1", runId, calls, factsHash, keyId]`.
+ *   `["tool-boundary.receipt/1", runId, startedAt, calls, factsHash, keyId]`.
  * - A key ID: by default the RFC 7638 thumbprint of the public JWK (SHA-256 of
  *   `{"crv":"Ed25519","kty":"OKP","x":"..."}`, base64url).
  *
@@ -46,7 +47,10 @@ export function checkRecordProof(proof: unknown): RecordProof {
 export interface RunBundle {
   /** Always `tool-boundary.run/1`. */
   format: "tool-boundary.run/1";
-  /** The run's state (not signed: the receipt is what binds the run). */
+  /**
+   * The run's state (not signed: the receipt binds its `runId` and `startedAt`, the instance,
+   * and each record's proof names that instance too).
+   */
   run: RunState;
   /** Every live record of the run's begun calls, in begin order, as `inspect()` returns it. */
   records: CanonicalRecord[];
@@ -88,9 +92,17 @@ export function recordHash(record: object): Promise<string> {
   return sha256Base64url(canonicalJson(rest as JsonValue));
 }
 
-/** The message a record's `sig` signs. */
-export function recordMessage(runId: string, toolCallId: string, hash: string): string {
-  return canonicalJson([RECORD_TAG, runId, toolCallId, hash]);
+/**
+ * The message a record's `sig` signs: the record's hash, for this call of this run instance
+ * (`startedAt` is the run's).
+ */
+export function recordMessage(
+  runId: string,
+  startedAt: number,
+  toolCallId: string,
+  hash: string,
+): string {
+  return canonicalJson([RECORD_TAG, runId, startedAt, toolCallId, hash]);
 }
 
 /** The message a receipt's `sig` signs. */
@@ -98,6 +110,7 @@ export function receiptMessage(receipt: Omit<RunReceipt, "sig">): string {
   return canonicalJson([
     RECEIPT_TAG,
     receipt.runId,
+    receipt.startedAt,
     receipt.calls as unknown as JsonValue,
     receipt.factsHash,
     receipt.keyId,

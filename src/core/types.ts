@@ -205,19 +205,28 @@ export interface RecordProof {
 }
 
 /**
- * One begun call of a sealed run, in begin order: the hash of its signed record, or `hash:
- * null` with why there is none. INCOMPLETE: not completed when the run was sealed (still in
- * flight, or its record expired PROJECTING). UNSIGNED: completed without a proof (by a boundary
- * without a ledger key).
+ * One begun call of a sealed run, in begin order, with the hash of its record when it was
+ * completed at the seal. Without `state`: completed with a proof, `hash` the proof's. UNSIGNED:
+ * completed without a proof (by a boundary without a ledger key, or written past the boundary),
+ * `hash` its record's as the seal read it (`null` when the record was already gone or not
+ * data); `verifyRun` never finds such a call ok. INCOMPLETE: not completed when the run was
+ * sealed (still in flight, or its record expired PROJECTING); once completed, its record must
+ * carry a proof of its own.
  */
 export type ReceiptCall =
   | { toolCallId: string; hash: string }
-  | { toolCallId: string; hash: null; state: "INCOMPLETE" | "UNSIGNED" };
+  | { toolCallId: string; hash: string | null; state: "UNSIGNED" }
+  | { toolCallId: string; hash: null; state: "INCOMPLETE" };
 
-/** The seal of an ended run, signed over its calls and its facts. */
+/** The seal of an ended run instance, signed over its calls and its facts. */
 export interface RunReceipt {
   /** The run. */
   runId: string;
+  /**
+   * The run's `startedAt`: with `runId`, the instance sealed (a run ID can be started again
+   * once an earlier run's state is gone; each start is another instance).
+   */
+  startedAt: number;
   /** Every begun call, in begin order. */
   calls: ReceiptCall[];
   /** Base64url SHA-256 of the canonical JSON of the facts the sealing `endRun` returned. */

@@ -220,13 +220,15 @@ const proof = v.pipe(
 const receipt = v.pipe(
   v.object({
     runId: v.string(),
+    startedAt: v.pipe(epochMs, v.description("The run's startedAt: the instance sealed.")),
     calls: v.array(v.union([
       v.object({ toolCallId: v.string(), hash: v.string() }),
       v.object({
         toolCallId: v.string(),
-        hash: v.null(),
-        state: v.picklist(["INCOMPLETE", "UNSIGNED"]),
+        hash: v.nullable(v.string()),
+        state: v.literal("UNSIGNED"),
       }),
+      v.object({ toolCallId: v.string(), hash: v.null(), state: v.literal("INCOMPLETE") }),
     ])),
     factsHash: v.string(),
     keyId: v.string(),
@@ -369,7 +371,9 @@ export const VerdictSchema: v.GenericSchema<Verdict> = schemaOf<Verdict>()(v.obj
         "INSERTED",
         "REORDERED",
         "BAD_SIGNATURE",
+        "UNSIGNED",
         "FACTS_ALTERED",
+        "OTHER_RUN",
       ]),
     }),
   ])),

@@ -861,10 +861,13 @@ export function inspectorMain(config: InspectorConfig): void {
     const state = $("proof-state");
     let text: string;
     if (receipt) {
-      const hashed = receipt.calls.filter((call) => call.hash !== null).length;
+      const stateOf = (call: NonNullable<RunBundle["receipt"]>["calls"][number]) =>
+        "state" in call ? call.state : "SIGNED";
+      const counted = (state: string) => receipt.calls.filter((c) => stateOf(c) === state).length;
       text = "Sealed: a receipt by key " + receipt.keyId + " over " + receipt.calls.length +
-        " call" + (receipt.calls.length === 1 ? "" : "s") + " (" + hashed +
-        " with a signed record); " +
+        " call" + (receipt.calls.length === 1 ? "" : "s") + " (" + counted("SIGNED") +
+        " with a signed record, " + counted("UNSIGNED") + " completed without a proof, " +
+        counted("INCOMPLETE") + " in flight at the seal); " +
         (typeof keyId === "string"
           ? (keyId === receipt.keyId
             ? "the server's ledger key."

@@ -84,7 +84,7 @@ for (const { name, open } of STORES) {
         assert.deepEqual(await verifyRun(stripped, keys.publicKey), {
           ok: false,
           toolCallId: ids[i],
-          reason: "BAD_SIGNATURE",
+          reason: "UNSIGNED",
         });
       }
       assert.ok(cases >= 36);
@@ -224,7 +224,7 @@ for (const { name, open } of STORES) {
       assert.deepEqual(await verifyRun(unsigned, keys.publicKey), {
         ok: false,
         toolCallId: "call_a",
-        reason: "BAD_SIGNATURE",
+        reason: "UNSIGNED",
       });
       assert.deepEqual(await verifyRun({ ...bundle, facts: [] }, keys.publicKey), {
         ok: false,

@@ -33,4 +33,22 @@ Deno.test("the docs' hand-written verifier agrees with verifyRun on real bundles
   const receipt = structuredClone(bundle);
   receipt.receipt.calls.pop();
   assert.equal(await auditRun(receipt, keys.publicKey), "BAD_SIGNATURE receipt");
+  const stripped = structuredClone(bundle);
+  delete stripped.records[2].proof;
+  assert.equal(await auditRun(stripped, keys.publicKey), "UNSIGNED call_b");
+  assert.deepEqual(await verifyRun(stripped, keys.publicKey), {
+    ok: false,
+    toolCallId: "call_b",
+    reason: "UNSIGNED",
+  });
+  // Another instance of the run ID: the signatures name the start.
+  const restarted = structuredClone(bundle);
+  restarted.run.startedAt++;
+  restarted.receipt.startedAt++;
+  assert.equal(await auditRun(restarted, keys.publicKey), "BAD_SIGNATURE call_a");
+  assert.deepEqual(await verifyRun(restarted, keys.publicKey), {
+    ok: false,
+    toolCallId: null,
+    reason: "BAD_SIGNATURE",
+  });
 });

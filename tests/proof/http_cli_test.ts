@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { createApp } from "../../src/http/mod.ts";
-import { ToolBoundary } from "../../src/mod.ts";
+import { defineTool, ToolBoundary } from "../../src/mod.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { memoryStateForTests } from "../../src/stores/memory_state.ts";
 import { verifyRun } from "../../src/verify/mod.ts";
@@ -191,4 +191,45 @@ Deno.test("GET /v1/runs/:runId/verdict verifies the store's run with the boundar
   const res = await unsigned.request(`/v1/runs/${plain}/verdict`, { headers: harness });
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), { verdict: null });
+});
+
+Deno.test("GET /v1/runs/:runId/verdict is UNSIGNED for a call in flight at the seal whose proof was taken off in the store", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const slow = defineTool({
+    name: "slow",
+    readOnly: true,
+    execute: async () => (await gate, { slow: true }),
+    project: () => ({ evidence: "EVIDENCE_FOUND", scope: "slow", content: true }),
+  });
+  const store = new MemoryStore();
+  const boundary = new ToolBoundary({ store, tools: [slow], ledgerKey: keys.privateKey });
+  const served = createApp({ boundary, agentToken: AGENT, harnessToken: HARNESS });
+  const run = await boundary.startRun();
+  const pending = boundary.invoke(run, {
+    toolCallId: "s1",
+    runId: run.runId,
+    toolName: "slow",
+    input: {},
+  });
+  while ((await store.get(run.runId, "s1")) === null) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  const ended = await served.request(`/v1/runs/${run.runId}/end`, {
+    method: "POST",
+    headers: harness,
+  });
+  assert.equal(ended.status, 200);
+  release();
+  assert.equal((await pending).status, "READY");
+  const verdictOf = async () => {
+    const res = await served.request(`/v1/runs/${run.runId}/verdict`, { headers: harness });
+    assert.equal(res.status, 200);
+    return (await res.json()).verdict;
+  };
+  assert.deepEqual(await verdictOf(), { ok: true, sealed: true, calls: 1 });
+  const records = memoryStateForTests(store).records.get(run.runId)!;
+  const { proof: _proof, ...unsigned } = records.get("s1")!;
+  records.set("s1", { ...unsigned, rawJson: JSON.stringify({ slow: "forged" }) });
+  assert.deepEqual(await verdictOf(), { ok: false, toolCallId: "s1", reason: "UNSIGNED" });
 });

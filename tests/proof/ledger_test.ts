@@ -171,7 +171,7 @@ for (const { name, open } of STORES) {
       assert.deepEqual(await verifyRun(bundle, keys.publicKey), {
         ok: false,
         toolCallId: "c1",
-        reason: "BAD_SIGNATURE",
+        reason: "UNSIGNED",
       });
     } finally {
       await close();
@@ -297,6 +297,62 @@ Deno.test("hostile bundles give ok: false or a TypeError, never ok: true", async
   }
   await assert.rejects(verifyRun(clean, { kty: "OKP", crv: "Ed25519" }), TypeError);
   await assert.rejects(verifyRun(clean, keys.privateKey.d as never), TypeError);
+});
+
+Deno.test("verifyRun() refuses options it cannot read or that name no run, with a TypeError", async () => {
+  const { boundary, runId } = await sealedRun(new MemoryStore());
+  const clean = await boundary.exportRun(runId);
+  const cases: unknown[] = [
+    new Proxy({}, {
+      get: () => {
+        throw new Error("trap");
+      },
+    }),
+    { keyId: 5 },
+    { maxLength: "big" },
+    { run: runId },
+    { run: { runId: 5 } },
+    { run: { runId, startedAt: "0" } },
+    { run: { runId, startedAt: 1.5 } },
+    {
+      run: {
+        get runId(): never {
+          throw new Error("getter");
+        },
+      },
+    },
+  ];
+  for (const options of cases) {
+    await assert.rejects(verifyRun(clean, keys.publicKey, options as never), TypeError);
+  }
+  assert.deepEqual(await verifyRun(clean, keys.publicKey, { run: clean.run }), {
+    ok: true,
+    sealed: true,
+    calls: 3,
+  });
+  assert.deepEqual(await verifyRun(clean, keys.publicKey, { run: { runId: "run_other" } }), {
+    ok: false,
+    toolCallId: null,
+    reason: "OTHER_RUN",
+  });
+});
+
+Deno.test("invoke() with a ledgerKey refuses a run context without its startedAt, recording nothing", async () => {
+  const store = new MemoryStore();
+  const boundary = new ToolBoundary({ store, tools: [lookup], ledgerKey: keys.privateKey });
+  const run = await boundary.startRun();
+  const { startedAt: _startedAt, ...partial } = run;
+  await assert.rejects(
+    boundary.invoke(partial as never, {
+      toolCallId: "c1",
+      runId: run.runId,
+      toolName: "lookup",
+      input: { key: "a" },
+    }),
+    TypeError,
+    "RunContext",
+  );
+  assert.equal(await store.get(run.runId, "c1"), null);
 });
 
 Deno.test("verifyRun() turns a public key whose reads throw into its TypeError, reading each member once", async () => {

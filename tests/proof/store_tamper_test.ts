@@ -12,7 +12,10 @@ import { memoryStateForTests } from "../../src/stores/memory_state.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { verifyRun } from "../../src/verify/mod.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
-import { CALLS, keys, sealedRun } from "./_run.ts";
+import { recordHash } from "../../src/core/ledger.ts";
+import { defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
+import { uniqueId } from "../support/stores.ts";
+import { CALLS, keys, lookup, sealedRun } from "./_run.ts";
 
 /** What a tamper test does to a store, the same way on both. */
 interface Operator {
@@ -33,6 +36,10 @@ interface Operator {
   swap(runId: string, a: string, b: string): Promise<void>;
   /** Rewrites the stored seal. */
   editSeal(runId: string, edit: (seal: Record<string, unknown>) => void): Promise<void>;
+  /** Puts the record of `toolCallId` in `fromRunId`, exactly as stored, in place of `runId`'s. */
+  copyRecord(fromRunId: string, runId: string, toolCallId: string): Promise<void>;
+  /** Makes everything of a run vanish, so that its ID can be started again. */
+  forgetRun(runId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -56,7 +63,10 @@ const OPERATORS: { name: string; open(): Promise<Operator> }[] = [
           return Promise.resolve();
         },
         clearField(runId, id, field) {
-          (record(runId, id) as unknown as Record<string, unknown>)[field] = null;
+          const current = record(runId, id) as unknown as Record<string, unknown>;
+          // An absent proof is no member at all, as the store keeps a record completed without.
+          if (field === "proof") delete current.proof;
+          else current[field] = null;
           return Promise.resolve();
         },
         deleteRecord(runId, id) {
@@ -81,6 +91,15 @@ const OPERATORS: { name: string; open(): Promise<Operator> }[] = [
           const seal = JSON.parse(run(runId).sealJson!);
           edit(seal);
           run(runId).sealJson = JSON.stringify(seal);
+          return Promise.resolve();
+        },
+        copyRecord(fromRunId, runId, id) {
+          state.records.get(runId)!.set(id, { ...record(fromRunId, id) });
+          return Promise.resolve();
+        },
+        forgetRun(runId) {
+          state.runs.delete(runId);
+          state.records.delete(runId);
           return Promise.resolve();
         },
         close: () => Promise.resolve(),
@@ -132,6 +151,15 @@ const OPERATORS: { name: string; open(): Promise<Operator> }[] = [
           const seal = JSON.parse(String(await fixture.direct(["HGET", runKey(runId), "seal"])));
           edit(seal);
           await fixture.direct(["HSET", runKey(runId), "seal", JSON.stringify(seal)]);
+        },
+        async copyRecord(fromRunId, runId, id) {
+          const fields = await fixture.direct(["HGETALL", recordKey(fromRunId, id)]) as string[];
+          await fixture.direct(["HSET", recordKey(runId, id), ...fields]);
+        },
+        async forgetRun(runId) {
+          const keys = await fixture.direct(["KEYS", `*{${runId}}*`]) as string[];
+          assert.ok(keys.length > 0);
+          await fixture.direct(["DEL", ...keys]);
         },
         close: () => fixture.stop(),
       };
@@ -247,6 +275,184 @@ for (const { name, open } of OPERATORS) {
       await op.close();
     }
   });
+
+  Deno.test(`${name}: verifyRun() refuses a sealed bundle whose in-flight record lost its proof or was swapped`, async () => {
+    const op = await open();
+    try {
+      const { boundary, runId } = await inFlightAtSeal(op.store);
+      const verdict = async () => await verifyRun(await boundary.exportRun(runId), keys.publicKey);
+      assert.deepEqual(await verdict(), { ok: true, sealed: true, calls: 2 });
+      const original = (await op.store.get(runId, "s1"))!;
+      assert.equal(original.status, "READY");
+      // The proof taken off and the raw response changed: nothing vouches for the record.
+      await op.clearField(runId, "s1", "proof");
+      await op.setField(runId, "s1", "rawJson", JSON.stringify({ slow: "forged" }));
+      assert.deepEqual(await verdict(), { ok: false, toolCallId: "s1", reason: "UNSIGNED" });
+      // Its proof kept, its raw response changed.
+      await op.setField(runId, "s1", "proof", JSON.stringify(original.proof));
+      assert.deepEqual(await verdict(), { ok: false, toolCallId: "s1", reason: "ALTERED" });
+      await op.setField(runId, "s1", "rawJson", original.rawJson!);
+      assert.deepEqual(await verdict(), { ok: true, sealed: true, calls: 2 });
+      // Another run's record of the same ID, signed by the same key, in its place.
+      const other = await inFlightAtSeal(op.store);
+      await op.copyRecord(other.runId, runId, "s1");
+      assert.equal((await op.store.get(runId, "s1"))?.runId, other.runId);
+      assert.deepEqual(await verdict(), { ok: false, toolCallId: "s1", reason: "INSERTED" });
+    } finally {
+      await op.close();
+    }
+  });
+
+  Deno.test(`${name}: a call written through the store without a proof is sealed with its hash and is UNSIGNED`, async () => {
+    const op = await open();
+    try {
+      const { boundary, runId } = await sealedRun(op.store, { end: false });
+      // Someone with the store's credentials writes a call past the boundary, before the end.
+      const now = Date.now();
+      const began = await op.store.begin({
+        runId,
+        toolCallId: "forged",
+        toolName: "lookup",
+        requestJson: '{"key":"f"}',
+        requestDigest: "forged-digest",
+        attemptId: "attempt-forged",
+        ttlMs: 60_000,
+        now,
+      });
+      assert.equal(began.ok, true);
+      const completed = await op.store.complete({
+        runId,
+        toolCallId: "forged",
+        attemptId: "attempt-forged",
+        outcome: {
+          status: "READY",
+          evidence: "EVIDENCE_FOUND",
+          rawJson: '{"found":true}',
+          agentResultJson: '{"evidence":"EVIDENCE_FOUND","scope":"forged","content":true}',
+        },
+        now,
+      });
+      assert.equal(completed.ok, true);
+      const report = await boundary.endRunReport(runId);
+      assert.ok(report.facts.some((fact) => fact.toolCallId === "forged"));
+      const { proof: _none, ...forged } = (await boundary.inspect(runId, "forged"))!;
+      assert.equal(_none, undefined);
+      // The seal pins what it found: the record's hash, marked UNSIGNED.
+      assert.deepEqual(report.receipt?.calls[3], {
+        toolCallId: "forged",
+        hash: await recordHash(forged),
+        state: "UNSIGNED",
+      });
+      const verdict = async () => await verifyRun(await boundary.exportRun(runId), keys.publicKey);
+      assert.deepEqual(await verdict(), { ok: false, toolCallId: "forged", reason: "UNSIGNED" });
+      // A later edit of it shows as an edit.
+      await op.setField(runId, "forged", "rawJson", '{"found":"edited"}');
+      assert.deepEqual(await verdict(), { ok: false, toolCallId: "forged", reason: "ALTERED" });
+      await op.deleteRecord(runId, "forged");
+      assert.deepEqual(await verdict(), { ok: false, toolCallId: "forged", reason: "MISSING" });
+    } finally {
+      await op.close();
+    }
+  });
+
+  Deno.test(`${name}: an earlier run's bundle does not verify as a later run of the same ID`, async () => {
+    const op = await open();
+    try {
+      const { boundary, runId } = await sealedRun(op.store);
+      const earlier = await boundary.exportRun(runId);
+      assert.equal(earlier.receipt?.startedAt, earlier.run.startedAt);
+      // The run's state vanishes; its ID is started again, a millisecond later at least.
+      await op.forgetRun(runId);
+      const before = Date.now();
+      while (Date.now() === before) await new Promise((resolve) => setTimeout(resolve, 1));
+      const run = await boundary.startRun({ runId });
+      assert.ok(run.startedAt > earlier.run.startedAt);
+      const envelope = { toolCallId: "call_a", runId, toolName: "lookup", input: { key: "a" } };
+      assert.equal((await boundary.invoke(run, envelope)).status, "READY");
+      const open = await boundary.exportRun(runId);
+      // Each bundle verifies as the instance it names; the auditor who names one gets that one.
+      assert.deepEqual(await verifyRun(earlier, keys.publicKey), {
+        ok: true,
+        sealed: true,
+        calls: 3,
+      });
+      assert.deepEqual(await verifyRun(earlier, keys.publicKey, { run }), {
+        ok: false,
+        toolCallId: null,
+        reason: "OTHER_RUN",
+      });
+      assert.deepEqual(await verifyRun(earlier, keys.publicKey, { run: { runId } }), {
+        ok: true,
+        sealed: true,
+        calls: 3,
+      });
+      assert.deepEqual(await verifyRun(open, keys.publicKey, { run }), {
+        ok: true,
+        sealed: false,
+        calls: 1,
+      });
+      // The earlier bundle under the later run's state: the receipt names the earlier start.
+      const relabelled = { ...structuredClone(earlier), run: open.run };
+      assert.deepEqual(await verifyRun(relabelled, keys.publicKey, { run }), {
+        ok: false,
+        toolCallId: null,
+        reason: "BAD_SIGNATURE",
+      });
+      // Without its receipt, each record's proof names the earlier start.
+      const unsealed = { ...relabelled, receipt: null, facts: null };
+      assert.deepEqual(await verifyRun(unsealed, keys.publicKey, { run }), {
+        ok: false,
+        toolCallId: "call_a",
+        reason: "BAD_SIGNATURE",
+      });
+      // The earlier instance's signed record of the same ID in the later run's bundle.
+      const swapped = structuredClone(open);
+      swapped.records[0] = structuredClone(earlier.records[0]!);
+      assert.equal(swapped.records[0].runId, runId);
+      assert.deepEqual(await verifyRun(swapped, keys.publicKey), {
+        ok: false,
+        toolCallId: "call_a",
+        reason: "BAD_SIGNATURE",
+      });
+      await boundary.endRun(run);
+      const later = await boundary.exportRun(runId);
+      assert.equal(later.receipt?.startedAt, run.startedAt);
+      assert.deepEqual(await verifyRun(later, keys.publicKey, { run }), {
+        ok: true,
+        sealed: true,
+        calls: 1,
+      });
+    } finally {
+      await op.close();
+    }
+  });
+}
+
+/**
+ * A run of `lookup` ("call_a") and a slow call ("s1") still in flight when the run is ended,
+ * which completes, signed, after the seal.
+ */
+async function inFlightAtSeal(store: Store): Promise<{ boundary: ToolBoundary; runId: string }> {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const slow = defineTool({
+    name: "slow",
+    readOnly: true,
+    execute: async () => (await gate, { slow: true }),
+    project: () => ({ evidence: "EVIDENCE_FOUND", scope: "slow", content: true }),
+  });
+  const boundary = new ToolBoundary({ store, tools: [lookup, slow], ledgerKey: keys.privateKey });
+  const run = await boundary.startRun({ runId: uniqueId("run") });
+  const call = (toolCallId: string, toolName: string, input: object) =>
+    boundary.invoke(run, { toolCallId, runId: run.runId, toolName, input });
+  assert.equal((await call("call_a", "lookup", { key: "a" })).status, "READY");
+  const pending = call("s1", "slow", {});
+  while ((await store.get(run.runId, "s1")) === null) await new Promise((r) => setTimeout(r, 1));
+  const { receipt } = await boundary.endRunReport(run);
+  assert.deepEqual(receipt?.calls[1], { toolCallId: "s1", hash: null, state: "INCOMPLETE" });
+  release();
+  assert.equal((await pending).status, "READY");
+  return { boundary, runId: run.runId };
 }
 
 /** A signature with one character changed. */

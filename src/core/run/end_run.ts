@@ -7,12 +7,13 @@
 import { BoundaryError } from "../errors.ts";
 import { isSafeRunId } from "../ids.ts";
 import { canonicalJson, type JsonValue } from "../json.ts";
-import { type LedgerSigner, receiptMessage, sha256Base64url } from "../ledger.ts";
+import { type LedgerSigner, receiptMessage, recordHash, sha256Base64url } from "../ledger.ts";
 import { rowsToFacts } from "../progress.ts";
 import { emit, type Setup } from "../setup.ts";
 import type { FactRow, SealState } from "../store.ts";
 import { utf8ByteLength } from "../utf8.ts";
 import type { ObservedFact, ReceiptCall, RunContext, RunEnd, RunReceipt } from "../types.ts";
+import { toCanonicalRecord } from "./inspect.ts";
 import { storeCall } from "./store_call.ts";
 
 /** IDs per page at most, so no one answer grows with an uncapped factCount. */
@@ -108,7 +109,8 @@ export async function endRun(setup: Setup, run: RunContext | string): Promise<Ru
     report = { facts, omitted: omitted + capped };
     if (sealed !== null) {
       const completed = sealed.completed ?? ended.toolCallIds;
-      const seal = await sealOf(signer!, runId, sealed, completed, report);
+      const instance = { runId, startedAt: ended.run.startedAt };
+      const seal = await sealOf(setup, signer!, instance, sealed, completed, report);
       const kept = await storeCall(() =>
         setup.store.sealRun!({ runId, sealJson: JSON.stringify(seal) })
       );
@@ -130,25 +132,59 @@ function sealState(seal: SealState | undefined): SealState {
   return seal;
 }
 
+/**
+ * The seal of the run instance: every begun call, each completed one with the hash of its
+ * record. A call completed with a proof has the proof's hash (kept by the store from the
+ * complete); one completed without (by a boundary without a key, or written past the boundary)
+ * has its record read and hashed now, so that the seal pins it too: UNSIGNED, and never a
+ * verdict of `ok` (its hash `null` only when the record is already gone or unreadable).
+ */
 async function sealOf(
+  setup: Setup,
   signer: LedgerSigner,
-  runId: string,
+  instance: { runId: string; startedAt: number },
   state: SealState,
   completedIds: readonly string[],
   report: RunEnd,
 ): Promise<Seal> {
+  const { runId, startedAt } = instance;
   const completed = new Set(completedIds);
+  const unsignedIds = state.calls
+    .filter(({ toolCallId, hash }) => hash === null && completed.has(toolCallId))
+    .map(({ toolCallId }) => toolCallId);
+  // Only a run with such calls reads records here: a signed run costs no read.
+  const unsignedHashes = new Map(
+    await Promise.all(
+      unsignedIds.map(async (id) => [id, await hashOfStored(setup, runId, id)] as const),
+    ),
+  );
   const calls: ReceiptCall[] = state.calls.map(({ toolCallId, hash }) =>
     !completed.has(toolCallId)
       ? { toolCallId, hash: null, state: "INCOMPLETE" }
       : hash === null
-      ? { toolCallId, hash: null, state: "UNSIGNED" }
+      ? { toolCallId, hash: unsignedHashes.get(toolCallId) ?? null, state: "UNSIGNED" }
       : { toolCallId, hash }
   );
   const factsHash = await sha256Base64url(canonicalJson(report.facts as unknown as JsonValue));
-  const unsigned = { runId, calls, factsHash, keyId: signer.keyId };
+  const unsigned = { runId, startedAt, calls, factsHash, keyId: signer.keyId };
   const sig = await signer.sign(receiptMessage(unsigned));
   return { receipt: { ...unsigned, sig }, facts: report.facts, omitted: report.omitted };
+}
+
+/** The hash of a record as the store holds it now; `null` when it is gone or cannot be read. */
+async function hashOfStored(
+  setup: Setup,
+  runId: string,
+  toolCallId: string,
+): Promise<string | null> {
+  const stored = await storeCall(() => setup.store.get(runId, toolCallId));
+  if (stored === null) return null;
+  try {
+    return await recordHash(toCanonicalRecord(stored));
+  } catch {
+    // Not data (its JSON text does not parse): nothing to pin, and never a verdict of ok.
+    return null;
+  }
 }
 
 /** A stored seal, read back; a store that answers anything else is unavailable. */

@@ -40,7 +40,7 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
     // invoke checked the key before the call began: its signer is there, no await needed.
     const signed = ledger === undefined || call.begun === null
       ? undefined
-      : await proofOf(ledger.signer ?? await ledger.ready, call.begun, outcome, now);
+      : await proofOf(ledger.signer ?? await ledger.ready, call, call.begun, outcome, now);
     const completed = await setup.store.complete({
       runId: run.runId,
       toolCallId,
@@ -76,15 +76,18 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
 
 /**
  * The proof of the record this complete writes: the begun record with the outcome applied at
- * `now`, exactly as `inspect()` will read it back, hashed and signed.
+ * `now`, exactly as `inspect()` will read it back, hashed and signed for the call's run
+ * instance (its `startedAt`, which preflight checked).
  */
 async function proofOf(
   signer: LedgerSigner,
+  call: Call,
   begun: StoredRecord,
   outcome: CompleteOutcome,
   now: number,
 ): Promise<RecordProof> {
   const hash = await recordHash(toCanonicalRecord(applyOutcome(begun, outcome, now)));
-  const sig = await signer.sign(recordMessage(begun.runId, begun.toolCallId, hash));
+  const message = recordMessage(begun.runId, call.run.startedAt, begun.toolCallId, hash);
+  const sig = await signer.sign(message);
   return { hash, sig, keyId: signer.keyId };
 }

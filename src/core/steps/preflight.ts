@@ -37,7 +37,11 @@ export function preflight(
   envelope: unknown,
   options: InvokeOptions | undefined,
 ): Call | ErrorResult {
-  if (!run || typeof run !== "object" || !isSafeRunId(run.runId)) {
+  if (
+    !run || typeof run !== "object" || !isSafeRunId(run.runId) ||
+    // A signed record names its run instance: the run's start, which a context always carries.
+    (setup.ledger !== undefined && !Number.isSafeInteger(run.startedAt))
+  ) {
     throw new TypeError("Cannot invoke: run must be the RunContext returned by startRun()");
   }
   const signal = callerSignal(options);
