@@ -20,7 +20,9 @@ import type { BoundaryResult, RunContext, ToolCallEnvelope } from "../core/types
 import type { AppEnv } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
 import { type McpServer, serveMcp } from "../mcp/server.ts";
-import { verifyRun } from "../verify/mod.ts";
+import { type RunVerdict, verifyRun } from "../verify/mod.ts";
+import type { RunBundle } from "../core/ledger.ts";
+import { unreadableCallOf } from "../core/run/inspect.ts";
 import type { RouteDoc } from "./openapi.ts";
 import type { RunCache } from "./run_cache.ts";
 import { type Signer, signRunToken } from "./run_token.ts";
@@ -439,11 +441,22 @@ export const ROUTES: readonly Route[] = [
     access: "harness",
     responses: { 200: "Verdict", 400: "Error", 404: "Error", 503: "Error" },
     handle: async (c, { boundary }) => {
-      const bundle = await boundary.exportRun(c.req.param("runId")!);
+      let bundle: RunBundle | null = null;
+      let unreadable: string | null = null;
+      try {
+        bundle = await boundary.exportRun(c.req.param("runId")!);
+      } catch (error) {
+        // A record the store holds but cannot give back as data: the boundary never writes
+        // one, so it was altered there. Anything else is the export's own failure.
+        unreadable = unreadableCallOf(error);
+        if (unreadable === null) throw error;
+      }
       const key = await boundary.ledgerPublicKey();
       // The key is the boundary's, never the store's: an edit in the store cannot pass.
-      const verdict = key === null
+      const verdict: RunVerdict | null = key === null
         ? null
+        : bundle === null
+        ? { ok: false, toolCallId: unreadable, reason: "ALTERED" }
         : await verifyRun(bundle, key.publicKey, { keyId: key.keyId });
       return c.json({ verdict } satisfies Verdict, 200);
     },

@@ -13,6 +13,9 @@ import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { verifyRun } from "../../src/verify/mod.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
 import { recordHash } from "../../src/core/ledger.ts";
+import { UnreadableRecordError } from "../../src/core/run/inspect.ts";
+import { createApp } from "../../src/http/mod.ts";
+import { BoundaryError } from "../../src/mod.ts";
 import { defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
 import { uniqueId } from "../support/stores.ts";
 import { CALLS, keys, lookup, sealedRun } from "./_run.ts";
@@ -350,6 +353,59 @@ for (const { name, open } of OPERATORS) {
       assert.deepEqual(await verdict(), { ok: false, toolCallId: "forged", reason: "ALTERED" });
       await op.deleteRecord(runId, "forged");
       assert.deepEqual(await verdict(), { ok: false, toolCallId: "forged", reason: "MISSING" });
+    } finally {
+      await op.close();
+    }
+  });
+
+  Deno.test(`${name}: a record made unparseable in the store is ALTERED on /verdict and 503 on reads, never a 500`, async () => {
+    const op = await open();
+    try {
+      const { boundary, runId } = await sealedRun(op.store);
+      const errors: unknown[] = [];
+      const app = createApp({
+        boundary,
+        agentToken: "agent-token-0123456789abcdef",
+        harnessToken: "harness-token-0123456789abcdef",
+        onError: (error) => void errors.push(error),
+      });
+      const get = (path: string) =>
+        app.request(`/v1/runs/${runId}${path}`, {
+          headers: { authorization: "Bearer harness-token-0123456789abcdef" },
+        });
+      const verdict = async () => {
+        const res = await get("/verdict");
+        assert.equal(res.status, 200);
+        return (await res.json()).verdict;
+      };
+      assert.deepEqual(await verdict(), { ok: true, sealed: true, calls: 3 });
+      let cases = 0;
+      for (const id of ids) {
+        const original = (await op.store.get(runId, id))!;
+        for (const field of ["requestJson", "rawJson", "agentResultJson"] as const) {
+          if (original[field] === null) continue;
+          await op.setField(runId, id, field, '{"cut":');
+          assert.deepEqual(await verdict(), { ok: false, toolCallId: id, reason: "ALTERED" });
+          for (const path of ["/export", `/tool-calls/${id}`]) {
+            const res = await get(path);
+            assert.equal(res.status, 503, path);
+            assert.equal((await res.json()).code, "STORE_UNAVAILABLE");
+          }
+          const error = await boundary.inspect(runId, id).then(() => null, (e) => e);
+          assert.ok(error instanceof BoundaryError && error.code === "STORE_UNAVAILABLE");
+          assert.ok(error.cause instanceof UnreadableRecordError);
+          assert.equal(error.cause.toolCallId, id);
+          await op.setField(runId, id, field, original[field]!);
+          cases++;
+        }
+      }
+      assert.equal(cases, 8);
+      assert.deepEqual(await verdict(), { ok: true, sealed: true, calls: 3 });
+      // Each 503 reached the log with the call that could not be read.
+      assert.equal(errors.length, 16);
+      assert.ok(
+        errors.every((e) => e instanceof BoundaryError && e.cause instanceof UnreadableRecordError),
+      );
     } finally {
       await op.close();
     }
