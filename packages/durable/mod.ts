@@ -210,6 +210,11 @@ export interface Invoker {
   ): Promise<Result>;
   /** `ToolBoundary.inspect`; used only with `probeAfterMs`. */
   inspect(runId: string, toolCallId: string): Promise<Recorded | null>;
+  /**
+   * `ToolBoundary.recall`; used only when the run refuses the call (RUN_INACTIVE,
+   * DEADLINE_EXCEEDED), to give a call begun before the recorded outcome all the same.
+   */
+  recall(run: Run, envelope: Envelope): Promise<Result>;
 }
 
 /** What happened to a call whose outcome was unknown, for the harness's logs and tests. */
@@ -260,6 +265,9 @@ export interface InvokeOnceOptions {
  * that outlives the step's process (an `UpstashStore`; a `MemoryStore` only where the process
  * survives the step's failure). Returns what the step should return:
  * - the call's result: READY, or an ERROR the record holds (`replayed: true` on a retry);
+ *   also once the run has ended or passed its deadline: a call begun before gets what
+ *   `recall` gives (its recorded result, or RECORD_EXPIRED once the record is gone), and only a
+ *   call never begun gets the run's refusal (RUN_INACTIVE, DEADLINE_EXCEEDED);
  * - a refusal that recorded nothing (INVALID_INPUT, BUDGET_EXCEEDED, ...): the same on a retry;
  * - for OUTCOME_UNKNOWN, the policy of `options.onUnknown`.
  *
@@ -335,7 +343,16 @@ export async function invokeOnce(
   const { toolCallId: callId, runId, toolName, input } = envelope;
   for (let probe = 0;; probe++) {
     const toolCallId = probe === 0 ? callId : probeToolCallId(String(callId), probe);
-    const result = await invoker.invoke(run, { toolCallId, runId, toolName, input }, invokeOptions);
+    const attempt = { toolCallId, runId, toolName, input };
+    let result = await invoker.invoke(run, attempt, invokeOptions);
+    if (
+      result.status === "ERROR" &&
+      (result.code === "RUN_INACTIVE" || result.code === "DEADLINE_EXCEEDED")
+    ) {
+      // The run refuses new calls, not the outcome of one it began: that stays the step's.
+      const recalled = await invoker.recall(run, attempt);
+      if (recalled.status === "READY" || recalled.code !== "RECORD_NOT_FOUND") result = recalled;
+    }
     if (result.status === "READY") return result;
     // STORE_UNAVAILABLE and OUTCOME_UNKNOWN come only for an ID preflight accepted.
     const id = String(toolCallId);

@@ -50,8 +50,15 @@ Deno.test("stepToolCallId and probeToolCallId refuse what is not a step identity
   }
 });
 
-/** A boundary over `store` whose tool counts its runs and, while `hold` is set, waits for it. */
-function lookups(store: Store, onDuplicate: "refuse" | "replay" = "replay") {
+/**
+ * A boundary over `store` whose tool counts its runs and, while `hold` is set, waits for it; a
+ * key of "fail" makes it throw.
+ */
+function lookups(
+  store: Store,
+  onDuplicate: "refuse" | "replay" = "replay",
+  clock: () => number = Date.now,
+) {
   const state: { executions: number; hold: Promise<void> | null } = { executions: 0, hold: null };
   const lookup = defineTool({
     name: "lookup",
@@ -59,11 +66,12 @@ function lookups(store: Store, onDuplicate: "refuse" | "replay" = "replay") {
     execute: async (input) => {
       state.executions++;
       if (state.hold !== null) await state.hold;
+      if (input.key === "fail") throw new Error("the table is gone");
       return { key: String(input.key) };
     },
     project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "the table", content: raw.key }),
   });
-  return { boundary: new ToolBoundary({ store, tools: [lookup], onDuplicate }), state };
+  return { boundary: new ToolBoundary({ store, tools: [lookup], onDuplicate, clock }), state };
 }
 
 const envelopeOf = (runId: string, toolCallId = "s:1") => ({
@@ -159,6 +167,73 @@ for (const { name, open } of STORES) {
         "s:1::p1",
         "s:1::p2",
       ]);
+    } finally {
+      await close();
+    }
+  });
+
+  Deno.test(`invokeOnce (${name}): a call begun before the run ended or passed its deadline gets its recorded outcome, one never begun the run's refusal`, async () => {
+    const { store, close } = await open();
+    try {
+      let now = Date.now();
+      const { boundary, state } = lookups(store, "replay", () => now);
+      const run = await boundary.startRun({ runId: `wf-${crypto.randomUUID()}`, ttlMs: 60_000 });
+      const ready = envelopeOf(run.runId, "s:ready");
+      const failed = { ...envelopeOf(run.runId, "s:failed"), input: { key: "fail" } };
+      const inFlight = envelopeOf(run.runId, "s:in-flight");
+      const never = envelopeOf(run.runId, "s:never");
+      const retry = { onUnknown: "retry" } as const;
+      const first = await invokeOnce(boundary, run, ready, retry);
+      assert.equal(first.status, "READY");
+      const error = await invokeOnce(boundary, run, failed, retry);
+      assert.equal(error.status === "ERROR" && error.code, "EXECUTION_FAILED");
+      const held = Promise.withResolvers<void>();
+      state.hold = held.promise;
+      const dying = boundary.invoke(run, inFlight);
+      while (state.executions < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+
+      now = run.deadline; // the deadline passed
+      assert.deepEqual(await invokeOnce(boundary, run, ready, retry), { ...first, replayed: true });
+      assert.deepEqual(await invokeOnce(boundary, run, failed, retry), {
+        ...error,
+        replayed: true,
+      });
+      await assert.rejects(
+        invokeOnce(boundary, run, inFlight, retry),
+        unknownOutcome("s:in-flight"),
+      );
+      assert.deepEqual(await invokeOnce(boundary, run, never, retry), {
+        status: "ERROR",
+        toolCallId: "s:never",
+        code: "DEADLINE_EXCEEDED",
+        message: "The run's deadline has passed.",
+      });
+
+      now = run.deadline - 1;
+      await boundary.endRun(run); // the run ended
+      assert.deepEqual(await invokeOnce(boundary, run, ready, retry), { ...first, replayed: true });
+      assert.deepEqual(await invokeOnce(boundary, run, failed, retry), {
+        ...error,
+        replayed: true,
+      });
+      const refused = await invokeOnce(boundary, run, never, retry);
+      assert.equal(refused.status === "ERROR" && refused.code, "RUN_INACTIVE");
+      // The call in flight at the end completes, and its retried step gets what it recorded.
+      held.resolve();
+      const completed = await dying;
+      assert.equal(completed.status, "READY");
+      assert.deepEqual(await invokeOnce(boundary, run, inFlight, retry), {
+        ...completed,
+        replayed: true,
+      });
+      // Another request under a recorded ID is still a conflict, not the run's refusal.
+      const other = await invokeOnce(boundary, run, { ...ready, input: { key: "b" } }, retry);
+      assert.equal(other.status === "ERROR" && other.code, "TOOL_CALL_CONFLICT");
+      assert.equal(state.executions, 3);
+      assert.deepEqual(
+        (await boundary.listCalls(run.runId)).map((call) => call.toolCallId),
+        ["s:ready", "s:failed", "s:in-flight"],
+      );
     } finally {
       await close();
     }
