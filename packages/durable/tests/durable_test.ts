@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { defineTool, type Store, ToolBoundary } from "@tool-boundary/core";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { isSafeToolCallId } from "@tool-boundary/core/store";
@@ -41,8 +42,73 @@ Deno.test("stepToolCallId: safe parts joined, anything else hashed, always withi
   assert.ok(isSafeToolCallId(probeToolCallId(longest, MAX_PROBES)));
 });
 
+Deno.test("stepToolCallId never gives two distinct step identities one ID, nor a step a probe's ID", async () => {
+  const part = fc.oneof(
+    fc.constantFrom("", ".", "..", ":", "::", "p1", "wf", "a:b", "a", "b"),
+    fc.stringMatching(/^[A-Za-z0-9_.:-]{0,12}$/),
+    fc.string({ unit: "binary", maxLength: 8 }),
+    fc.string({ minLength: 90, maxLength: 130 }),
+    fc.string({ minLength: MAX_STEP_TOOL_CALL_ID_LENGTH - 2, maxLength: 260 }),
+  );
+  // Arrays with holes too (a hole is `null` in the selector's JSON: no part is `null`).
+  const identity = fc.oneof(
+    fc.array(part, { minLength: 1, maxLength: 5 }),
+    fc.sparseArray(part, { minNumElements: 1, maxLength: 5 }),
+  );
+  const identities = fc.uniqueArray(identity, {
+    minLength: 2,
+    maxLength: 12,
+    selector: (parts) => JSON.stringify(parts),
+  });
+  await fc.assert(
+    fc.asyncProperty(identities, async (all) => {
+      const ids: string[] = [];
+      for (const parts of all) {
+        if (Object.keys(parts).length < parts.length) {
+          await assert.rejects(stepToolCallId(parts), TypeError, JSON.stringify(parts));
+        } else {
+          ids.push(await stepToolCallId(parts));
+        }
+      }
+      assert.equal(new Set(ids).size, ids.length, JSON.stringify(all));
+      for (const id of ids) {
+        assert.ok(isSafeToolCallId(id), id);
+        for (const n of [1, 2, MAX_PROBES]) {
+          assert.ok(!ids.includes(probeToolCallId(id, n)), `${id} ::p${n}`);
+        }
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("stepToolCallId refuses an array with holes, and reads each part once", async () => {
+  // ["wf", , "p1"] joined is "wf::p1": the ID of the first probe of step ["wf"].
+  for (const parts of [["wf", , "p1"], [, "a"], ["a", ,], new Array(2)]) {
+    await assert.rejects(stepToolCallId(parts as never), TypeError, JSON.stringify(parts));
+  }
+  // A Proxy whose parts change as they are read, a getter that throws, and an array's own
+  // toJSON: the ID is that of the values read once, or a TypeError.
+  let reads = 0;
+  const shifting = new Proxy(["wf", "look up"], {
+    get: (target, key) => key === "1" ? `look up ${reads++}` : Reflect.get(target, key) as unknown,
+  });
+  assert.equal(await stepToolCallId(shifting), await stepToolCallId(["wf", "look up 0"]));
+  assert.equal(reads, 1);
+  const throwing = ["wf"];
+  Object.defineProperty(throwing, 1, {
+    get: () => {
+      throw new Error("no");
+    },
+    enumerable: true,
+  });
+  await assert.rejects(stepToolCallId(throwing), TypeError);
+  const masked = Object.assign(["wf", "look up"], { toJSON: () => ["wf", "other"] });
+  assert.equal(await stepToolCallId(masked), await stepToolCallId(["wf", "look up"]));
+});
+
 Deno.test("stepToolCallId and probeToolCallId refuse what is not a step identity or a probe number", async () => {
-  for (const parts of [[], [1], ["a", null], "a", null]) {
+  for (const parts of [[], [1], ["a", null], "a", null, { length: 1, 0: "a" }]) {
     await assert.rejects(stepToolCallId(parts as never), TypeError);
   }
   for (const n of [0, -1, 1.5, MAX_PROBES + 1, NaN]) {
