@@ -28,6 +28,7 @@
  *
  * @module
  */
+import { MIN_FACT_BYTES } from "../../core/limits.ts";
 
 /** A Lua script and its SHA-1, as `EVALSHA` wants it. */
 export interface LuaScript {
@@ -608,18 +609,26 @@ export const READ_FACTS: LuaScript = {
   source: `-- readFacts
 -- KEYS[1..n] record hashes of one run, in execution order
 -- ARGV[1]  runId          ARGV[2] maxFacts      ARGV[3] maxBytes
--- Reply: ["OK", "<omitted>", then ${FACT_FIELDS.length} fields per row: ${FACT_FIELDS.join(", ")}]
--- Only READY records of ARGV[1] with evidence EVIDENCE_FOUND or NO_EVIDENCE become rows.
+-- Reply: ["OK", "<omitted>", "<unread>", then ${FACT_FIELDS.length} fields per row: ${
+    FACT_FIELDS.join(", ")
+  }]
+-- Only READY records of ARGV[1] with evidence EVIDENCE_FOUND or NO_EVIDENCE become rows. Once
+-- the caps can take no more (maxFacts rows, or fewer bytes left than the smallest agent result,
+-- ${MIN_FACT_BYTES}), the keys left are not read: "<unread>" counts them.
 local max_facts, max_bytes = tonumber(ARGV[2]), tonumber(ARGV[3])
-local rows, bytes, omitted = 0, 0, 0
-local out = {'OK', '0'}
+local rows, bytes, omitted, unread = 0, 0, 0, 0
+local out = {'OK', '0', '0'}
 for i = 1, #KEYS do
+  if rows >= max_facts or max_bytes - bytes < ${MIN_FACT_BYTES} then
+    unread = #KEYS - i + 1
+    break
+  end
   local r = redis.call('HMGET', KEYS[i], 'runId', 'status', 'evidence', 'agentResultJson',
     'toolCallId', 'toolName', 'updatedAt')
   if r[1] == ARGV[1] and r[2] == 'READY' and r[4] and r[5] and r[6] and r[7]
     and (r[3] == 'EVIDENCE_FOUND' or r[3] == 'NO_EVIDENCE') then
     local size = #r[4]
-    if rows >= max_facts or bytes + size > max_bytes then
+    if bytes + size > max_bytes then
       omitted = omitted + 1
     else
       rows, bytes = rows + 1, bytes + size
@@ -628,7 +637,7 @@ for i = 1, #KEYS do
     end
   end
 end
-out[2] = tostring(omitted)
+out[2], out[3] = tostring(omitted), tostring(unread)
 return cjson.encode(out)
 `,
 };
