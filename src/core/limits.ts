@@ -459,7 +459,8 @@ export function checkReadFactsRequest(request: ReadFactsRequest): void {
  * @param request The request.
  * @returns The limit, and the position the cursor names (`null` for the first page).
  * @throws {RangeError} When `limit` is not an integer from 1 to `MAX_LIST_RUNS`, or `cursor` is
- *   neither absent, `null`, nor a cursor a page gave.
+ *   neither absent, `null`, nor a position of the form a page's `next` has
+ *   (`<startedAt>.<runId>`; one no page gave is taken).
  *
  * @example
  * ```ts
@@ -477,6 +478,8 @@ export function checkListRunsRequest(
   const cursor = request.cursor;
   if (cursor === undefined || cursor === null) return { limit, after: null };
   const after = typeof cursor === "string" ? readRunsCursor(cursor) : null;
-  if (after === null) throw new RangeError("Invalid cursor: expected the next of a page");
+  if (after === null) {
+    throw new RangeError("Invalid cursor: expected the next of a page (<startedAt>.<runId>)");
+  }
   return { limit, after };
 }

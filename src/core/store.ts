@@ -269,7 +269,11 @@ export interface RunExport {
 export interface ListRunsRequest {
   /** Runs per page: an integer from 1 to `MAX_LIST_RUNS`. */
   limit: number;
-  /** The `next` of the page before, or `null` (or absent) for the first page. */
+  /**
+   * Where the page starts: the `next` of the page before, or `null` (or absent) for the first
+   * page. A position in the list's order (`<startedAt>.<runId>`), not a token: any text of that
+   * form is taken, whether or not a page gave it (see `runsCursor`).
+   */
   cursor?: string | null;
 }
 
@@ -293,7 +297,10 @@ export interface RunSummary {
 export interface RunsPage {
   /** Live runs, newest first (by `startedAt`, then run ID, both descending). */
   runs: RunSummary[];
-  /** An opaque cursor for the next page, or `null` on the last. */
+  /**
+   * The cursor of the next page (the position of this page's last run), or `null` on the last.
+   * Pass it back as it is.
+   */
   next: string | null;
 }
 
@@ -520,7 +527,8 @@ export interface Store {
    * descending), `limit` per page, from the `cursor` a page before gave as `next`. An expired
    * run is never listed. A page may be cut short only at the last page. Rejects with a
    * `RangeError` a request that `checkListRunsRequest` refuses (a limit outside 1 to
-   * `MAX_LIST_RUNS`, a cursor no page gave). Never touches TTLs. Optional: a store without it
+   * `MAX_LIST_RUNS`, a cursor that names no position). A cursor that names one lists the runs
+   * after that position, whether or not a page gave it and whether or not its run still lives. Never touches TTLs. Optional: a store without it
    * declares so to the conformance suite (`lacks: ["listRuns"]`).
    */
   listRuns?(request: ListRunsRequest): Promise<RunsPage>;
