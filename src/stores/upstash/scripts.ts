@@ -715,6 +715,10 @@ end`;
  * Puts a run in the run indexes, for listRuns: sent with startRun, in the same pipeline request
  * when the store batches (these keys have a hash tag of their own, so no startRun script may
  * touch them). NX: a repeat of a start, or a refused one, never moves a run already listed.
+ *
+ * The indexes expire with their latest run, as every other key does with its own: each start
+ * pushes their expiry out to its run's (by Redis's clock, as the run hash's TTL), never in, so
+ * no live run's entry is cut, and once every run has expired nothing of them is left.
  */
 export const INDEX_RUN: LuaScript = {
   name: "indexRun",
@@ -723,8 +727,22 @@ export const INDEX_RUN: LuaScript = {
 -- ARGV[1]  runId              ARGV[2] startedAt       ARGV[3] ttlMs
 -- Reply: ["OK"]
 ${DROP_EXPIRED(4)}
+local expiry = now + tonumber(ARGV[3])
 redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
-redis.call('ZADD', KEYS[2], 'NX', now + tonumber(ARGV[3]), ARGV[1])
+redis.call('ZADD', KEYS[2], 'NX', expiry, ARGV[1])
+-- Both keys are written together and so expire together: one expiry tells both.
+local current = redis.call('PEXPIRETIME', KEYS[2])
+if current < expiry then
+  if current == -1 then
+    -- None yet: a key this ZADD made, or one an earlier version left without any, whose runs
+    -- may outlive this one: the latest of them.
+    local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+    expiry = math.max(expiry, tonumber(last[2]))
+  end
+  local at = string.format('%d', expiry)
+  redis.call('PEXPIREAT', KEYS[1], at)
+  redis.call('PEXPIREAT', KEYS[2], at)
+end
 return ${fixed("OK")}
 `,
 };
