@@ -8,9 +8,10 @@
  * instead of the demo tools, with everything else as in edge/deno.ts: AGENT_TOKEN and HARNESS_TOKEN
  * required, SERVER_SECRET for run tokens and the MCP route, the Upstash store when its two
  * variables are set. It connects to every upstream before it listens (on PORT, default 8000; HOST,
- * default 0.0.0.0), and refuses to start when one cannot be reached. An upstream process that ends
- * is started again by the next call to it; on SIGTERM or SIGINT the server stops, then the upstream
- * processes.
+ * default 0.0.0.0), and refuses to start when one cannot be reached: one line on stderr naming it
+ * by its origin (never its query string, where an API key may be), exit status 2. An upstream
+ * process that ends is started again by the next call to it; on SIGTERM or SIGINT the server
+ * stops, then the upstream processes.
  *
  * @module
  */
@@ -24,7 +25,14 @@ const upstreams = upstreamsOf(env.MCP_UPSTREAMS);
 if (upstreams.length === 0) {
   throw new Error("Refusing to start: MCP_UPSTREAMS names no upstream MCP server");
 }
-const gateway = await connectGateway(upstreams, { stdio: stdioTransport });
+// An upstream that cannot be reached or started: one line (an HTTP upstream's error names it by
+// its origin, and holds no more of its URL).
+const gateway = await connectGateway(upstreams, { stdio: stdioTransport }).catch((error) => {
+  console.error(
+    `Refusing to start: MCP_UPSTREAMS: ${error instanceof Error ? error.message : error}`,
+  );
+  Deno.exit(2);
+});
 const { app, store } = buildEdgeApp(
   env,
   (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),

@@ -94,9 +94,11 @@ const PREFIX_LENGTH = 96;
  * A joined ID never holds `::`, so the two forms never meet. Pass the workflow (or invocation) ID
  * and the step's name or index, never the attempt number: a retry must reuse the ID.
  *
- * @param parts The step's identity, outermost first; at least one, each a string.
- * @returns An ID within the core's allow-list (`TOOL_CALL_ID_PATTERN`).
- * @throws {TypeError} When `parts` is empty or holds something other than a string.
+ * @param parts The step's identity, outermost first; at least one, each a string, read once.
+ * @returns An ID within the core's allow-list (`TOOL_CALL_ID_PATTERN`), never one another
+ *   identity gives, nor a probe's ({@linkcode probeToolCallId}) of another.
+ * @throws {TypeError} When `parts` is not an array, is empty, has a hole (`["a", , "b"]`) or
+ *   holds something other than a string.
  *
  * @example
  * ```ts
@@ -111,26 +113,49 @@ const PREFIX_LENGTH = 96;
  * ```
  */
 export async function stepToolCallId(parts: readonly string[]): Promise<string> {
+  const own = ownParts(parts);
+  const joined = own.join(":");
   if (
-    !Array.isArray(parts) || parts.length === 0 ||
-    !parts.every((part) => typeof part === "string")
-  ) {
-    throw new TypeError("Cannot derive a tool call ID: parts must be a non-empty array of strings");
-  }
-  const joined = parts.join(":");
-  if (
-    parts.every((part) => PART.test(part)) && joined.length <= MAX_STEP_TOOL_CALL_ID_LENGTH &&
+    own.every((part) => PART.test(part)) && joined.length <= MAX_STEP_TOOL_CALL_ID_LENGTH &&
     !/^\.+$/.test(joined)
   ) {
     return joined;
   }
   const digest = await crypto.subtle.digest(
     "SHA-256",
-    new TextEncoder().encode(JSON.stringify(parts)),
+    new TextEncoder().encode(JSON.stringify(own)),
   );
-  const prefix = parts.map((part) => part.replace(/[^A-Za-z0-9_.-]/g, "_")).join(":")
+  const prefix = own.map((part) => part.replace(/[^A-Za-z0-9_.-]/g, "_")).join(":")
     .slice(0, PREFIX_LENGTH);
   return `${prefix}::${base64url(new Uint8Array(digest))}`;
+}
+
+/**
+ * The parts as a plain array of their own, each read once: a hole (which `join` makes an empty
+ * part, `"a::b"` like a hashed or probe ID), a getter or Proxy that answers twice, or a `toJSON`
+ * of the array's own could otherwise give two identities one ID.
+ */
+function ownParts(parts: unknown): string[] {
+  const refuse = () =>
+    new TypeError(
+      "Cannot derive a tool call ID: parts must be a non-empty array of strings, without holes",
+    );
+  const own: string[] = [];
+  try {
+    if (!Array.isArray(parts)) throw refuse();
+    const length = parts.length;
+    if (length === 0) throw refuse();
+    for (let i = 0; i < length; i++) {
+      if (!Object.hasOwn(parts, i)) throw refuse();
+      const part: unknown = parts[i];
+      if (typeof part !== "string") throw refuse();
+      own.push(part);
+    }
+  } catch {
+    // A revoked Proxy, or a getter that threw: not a step identity either.
+    throw refuse();
+  }
+  return own;
 }
 
 /**
@@ -210,6 +235,11 @@ export interface Invoker {
   ): Promise<Result>;
   /** `ToolBoundary.inspect`; used only with `probeAfterMs`. */
   inspect(runId: string, toolCallId: string): Promise<Recorded | null>;
+  /**
+   * `ToolBoundary.recall`; used only when the run refuses the call (RUN_INACTIVE,
+   * DEADLINE_EXCEEDED), to give a call begun before the recorded outcome all the same.
+   */
+  recall(run: Run, envelope: Envelope): Promise<Result>;
 }
 
 /** What happened to a call whose outcome was unknown, for the harness's logs and tests. */
@@ -260,6 +290,9 @@ export interface InvokeOnceOptions {
  * that outlives the step's process (an `UpstashStore`; a `MemoryStore` only where the process
  * survives the step's failure). Returns what the step should return:
  * - the call's result: READY, or an ERROR the record holds (`replayed: true` on a retry);
+ *   also once the run has ended or passed its deadline: a call begun before gets what
+ *   `recall` gives (its recorded result, or RECORD_EXPIRED once the record is gone), and only a
+ *   call never begun gets the run's refusal (RUN_INACTIVE, DEADLINE_EXCEEDED);
  * - a refusal that recorded nothing (INVALID_INPUT, BUDGET_EXCEEDED, ...): the same on a retry;
  * - for OUTCOME_UNKNOWN, the policy of `options.onUnknown`.
  *
@@ -335,7 +368,16 @@ export async function invokeOnce(
   const { toolCallId: callId, runId, toolName, input } = envelope;
   for (let probe = 0;; probe++) {
     const toolCallId = probe === 0 ? callId : probeToolCallId(String(callId), probe);
-    const result = await invoker.invoke(run, { toolCallId, runId, toolName, input }, invokeOptions);
+    const attempt = { toolCallId, runId, toolName, input };
+    let result = await invoker.invoke(run, attempt, invokeOptions);
+    if (
+      result.status === "ERROR" &&
+      (result.code === "RUN_INACTIVE" || result.code === "DEADLINE_EXCEEDED")
+    ) {
+      // The run refuses new calls, not the outcome of one it began: that stays the step's.
+      const recalled = await invoker.recall(run, attempt);
+      if (recalled.status === "READY" || recalled.code !== "RECORD_NOT_FOUND") result = recalled;
+    }
     if (result.status === "READY") return result;
     // STORE_UNAVAILABLE and OUTCOME_UNKNOWN come only for an ID preflight accepted.
     const id = String(toolCallId);

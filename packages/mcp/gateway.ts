@@ -187,7 +187,12 @@ const OPTIONS = {
 };
 
 const HTTP_UPSTREAM = v.strictObject({
-  url: v.pipe(v.string(), v.url(), v.regex(/^https?:/i, "url must be http or https")),
+  // Messages of their own: valibot's would quote the URL, and a query string may hold a key.
+  url: v.pipe(
+    v.string("url must be a string"),
+    v.url("url must be an absolute URL"),
+    v.regex(/^https?:/i, "url must be http or https"),
+  ),
   headers: v.optional(
     v.custom<Record<string, string>>(
       isRecordOf((value) => typeof value === "string"),
@@ -344,9 +349,50 @@ interface Connection {
   pid?: number;
 }
 
-/** How an upstream is named in the log: never its headers, arguments or environment. */
+/**
+ * How an upstream is named in the log: never its headers, arguments or environment, nor more of
+ * its URL than the origin (a query string may carry an API key, the user part a password).
+ */
 const labelOf = (upstream: Upstream) =>
-  isStdio(upstream) ? `${upstream.command} (stdio)` : new URL(upstream.url).origin;
+  isStdio(upstream) ? `${upstream.command} (stdio)` : originOf(upstream.url);
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "<url>";
+  }
+}
+
+/** Anything that looks like a URL in a runtime's message: up to a space, quote or bracket. */
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'()<>\[\]]*/gi;
+
+/**
+ * A failure of an HTTP upstream at the start (connecting, listing its tools), named by its label,
+ * with its cause's messages and every URL in them cut to its origin: a runtime's own message
+ * holds the whole URL (Deno's "error sending request for url (...)"), query string included, and
+ * the entry points print it. The cause itself is left out for the same reason.
+ */
+function upstreamFailure(upstream: HttpUpstream, error: unknown): Error {
+  const label = labelOf(upstream);
+  const messages: string[] = [];
+  let at: unknown = error;
+  for (let depth = 0; depth < 4 && at instanceof Error; depth++, at = at.cause) {
+    messages.push(at.message);
+  }
+  let text = messages.join(": ") || String(error);
+  // The URL as given and as parsed first, whatever it holds; then any other URL.
+  for (
+    const url of new Set([
+      upstream.url,
+      URL.canParse(upstream.url) ? new URL(upstream.url).href : "",
+    ])
+  ) {
+    if (url !== "") text = text.replaceAll(url, label);
+  }
+  text = text.replace(URL_IN_TEXT, originOf);
+  return new Error(`MCP upstream ${label}: ${text}`);
+}
 
 async function connect(
   upstream: Upstream,
@@ -621,7 +667,10 @@ export interface GatewayOptions {
  * @param upstreams From {@linkcode upstreamsOf}.
  * @param options Per request or not, and how to run a `command`.
  * @returns The tools; the app fails to start (a duplicate name) when two servers share one.
- * @throws When an upstream cannot be reached or started; those already up are closed first.
+ * @throws When an upstream cannot be reached or started; those already up are closed first. For
+ *   a `url` upstream an `Error` naming it by its origin, its failure's messages with every URL
+ *   cut to its origin, and no `cause` (a runtime's own error holds the whole URL, query string
+ *   and all).
  *
  * @example
  * ```ts
@@ -654,16 +703,26 @@ export async function connectGateway(
       } else if (perRequest) {
         client = perRequestClient(upstream);
       } else {
-        const connected = await connect(upstream, stdio);
+        let connected;
+        try {
+          connected = await connect(upstream, stdio);
+        } catch (error) {
+          throw upstreamFailure(upstream, error);
+        }
         open.push(connected);
         client = connected.client;
       }
-      const wrapped = await mcpTools(client, {
-        ...(upstream.trusted === undefined ? {} : { trusted: upstream.trusted }),
-        ...(upstream.readOnly === undefined ? {} : { readOnly: upstream.readOnly }),
-        ...(upstream.prefix === undefined ? {} : { prefix: upstream.prefix }),
-        ...(upstream.timeoutMs === undefined ? {} : { timeoutMs: upstream.timeoutMs }),
-      });
+      let wrapped;
+      try {
+        wrapped = await mcpTools(client, {
+          ...(upstream.trusted === undefined ? {} : { trusted: upstream.trusted }),
+          ...(upstream.readOnly === undefined ? {} : { readOnly: upstream.readOnly }),
+          ...(upstream.prefix === undefined ? {} : { prefix: upstream.prefix }),
+          ...(upstream.timeoutMs === undefined ? {} : { timeoutMs: upstream.timeoutMs }),
+        });
+      } catch (error) {
+        throw isStdio(upstream) ? error : upstreamFailure(upstream, error);
+      }
       tools.push(...wrapped);
       const names = wrapped.map((tool) => `${tool.name}${tool.readOnly ? "" : " (refused)"}`);
       summary.push(`${labelOf(upstream)}: ${names.join(", ") || "no tools"}`);

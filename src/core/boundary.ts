@@ -297,7 +297,8 @@ export class ToolBoundary {
   /**
    * The store's live runs, newest first, `limit` per page (harness-only; the run console's
    * list): each with its status, times, calls begun and ERROR records. Pass a page's `next` as
-   * `cursor` for the page after it; `next` is `null` on the last page.
+   * `cursor` for the page after it; `next` is `null` on the last page. A cursor is a position in
+   * the list (`<startedAt>.<runId>` of a page's last run), taken whether or not a page gave it.
    *
    * @param request `limit` (1 to `MAX_LIST_RUNS`) and the `cursor`.
    * @returns The page.

@@ -152,6 +152,21 @@ export const RECORD_OVERHEAD_BYTES = 512;
  */
 export const MAX_FAILURE_BYTES = 2_048;
 
+/**
+ * The UTF-8 bytes of the smallest agent result a fact can have
+ * (`{"evidence":"NO_EVIDENCE","scope":"x","content":0}`): with fewer bytes left under the cap of
+ * `readFacts` (or `limits.factBytes`), no further record can become a fact, so none is read.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { MIN_FACT_BYTES } from "@tool-boundary/core/store";
+ * const smallest = JSON.stringify({ evidence: "NO_EVIDENCE", scope: "x", content: 0 });
+ * assert.equal(new TextEncoder().encode(smallest).length, MIN_FACT_BYTES);
+ * ```
+ */
+export const MIN_FACT_BYTES = 50;
+
 /** The most runs one page of `listRuns` holds (`GET /v1/runs?limit=`). */
 export const MAX_LIST_RUNS = 100;
 
@@ -409,15 +424,15 @@ export function checkCompleteRequest(request: CompleteRequest): "RECORD_EXPIRED"
  *
  * @param request The request.
  * @returns `RUN_NOT_FOUND` when the run ID is not allowed (no such run can exist), else `null`.
- * @throws {RangeError} When `now` is out of its range, or `page` is given with a `from` that is
- *   not an integer from 0 or a `limit` that is not an integer from 1.
+ * @throws {RangeError} When `now` is out of its range, or `page` is given with a `from` or a
+ *   `limit` that is not an integer from 0.
  */
 export function checkEndRunRequest(request: EndRunRequest): "RUN_NOT_FOUND" | null {
   checkEpochMs("now", request?.now);
   const page = request.page;
   if (page !== undefined) {
     integerIn("page.from", page?.from, 0, Number.MAX_SAFE_INTEGER, "an integer");
-    integerIn("page.limit", page?.limit, 1, Number.MAX_SAFE_INTEGER, "an integer");
+    integerIn("page.limit", page?.limit, 0, Number.MAX_SAFE_INTEGER, "an integer");
   }
   return isSafeRunId(request.runId) ? null : "RUN_NOT_FOUND";
 }
@@ -444,7 +459,8 @@ export function checkReadFactsRequest(request: ReadFactsRequest): void {
  * @param request The request.
  * @returns The limit, and the position the cursor names (`null` for the first page).
  * @throws {RangeError} When `limit` is not an integer from 1 to `MAX_LIST_RUNS`, or `cursor` is
- *   neither absent, `null`, nor a cursor a page gave.
+ *   neither absent, `null`, nor a position of the form a page's `next` has
+ *   (`<startedAt>.<runId>`; one no page gave is taken).
  *
  * @example
  * ```ts
@@ -462,6 +478,8 @@ export function checkListRunsRequest(
   const cursor = request.cursor;
   if (cursor === undefined || cursor === null) return { limit, after: null };
   const after = typeof cursor === "string" ? readRunsCursor(cursor) : null;
-  if (after === null) throw new RangeError("Invalid cursor: expected the next of a page");
+  if (after === null) {
+    throw new RangeError("Invalid cursor: expected the next of a page (<startedAt>.<runId>)");
+  }
   return { limit, after };
 }

@@ -1,7 +1,15 @@
 /**
  * The order and the cursor of `listRuns`, which every store shares: newest first, by
  * `startedAt` then run ID (both descending, as a Redis sorted set scored by `startedAt` lists its
- * members in reverse), and a cursor that names the last run of a page.
+ * members in reverse), and a cursor that names a position in that order: the `startedAt` and run
+ * ID of the last run of a page, `<startedAt>.<runId>`.
+ *
+ * A cursor is a position, not a token: any text of that form is taken, one no page gave too, and
+ * the page after it lists the live runs after that position. It must be: the run a page ended at
+ * may expire before the next page is asked for, and the list must go on from where it was. It
+ * grants nothing either: `listRuns` is the harness's, and every run a cursor could reach is on
+ * the pages from the first. Text of any other form names no position: a `RangeError` (400 over
+ * HTTP).
  *
  * @module
  */
@@ -19,7 +27,7 @@ export interface RunsCursor {
 const CURSOR = /^(0|[1-9][0-9]{0,15})\.(.+)$/;
 
 /**
- * The `next` of a page that ended at `last`: opaque to callers (`<startedAt>.<runId>`).
+ * The `next` of a page that ended at `last`: its position, `<startedAt>.<runId>`.
  *
  * @param last The last run of the page.
  * @returns The cursor text.
@@ -37,7 +45,10 @@ export function runsCursor(last: RunsCursor): string {
   return `${last.startedAt}.${last.runId}`;
 }
 
-/** The position a cursor names, or `null` when no page could have given it. */
+/**
+ * The position a cursor names, or `null` when the text is not of the form a page gives (a
+ * startedAt of plain digits within the safe integers, `.`, a run ID of the allow-list).
+ */
 export function readRunsCursor(text: string): RunsCursor | null {
   const match = CURSOR.exec(text);
   if (match === null) return null;

@@ -212,11 +212,14 @@ export interface EndRunRequest {
   page?: EndRunPage;
 }
 
-/** `page` of {@linkcode EndRunRequest}: integers, `from` 0 or more, `limit` 1 or more. */
+/** `page` of {@linkcode EndRunRequest}: integers, `from` 0 or more, `limit` 0 or more. */
 export interface EndRunPage {
   /** Position in the run's READY calls, in completion order. */
   from: number;
-  /** IDs at most. */
+  /**
+   * IDs at most; 0 only counts: no ID, and `left` the live READY calls from `from` on (those a
+   * `readFacts` that stopped early did not read).
+   */
   limit: number;
 }
 
@@ -266,7 +269,11 @@ export interface RunExport {
 export interface ListRunsRequest {
   /** Runs per page: an integer from 1 to `MAX_LIST_RUNS`. */
   limit: number;
-  /** The `next` of the page before, or `null` (or absent) for the first page. */
+  /**
+   * Where the page starts: the `next` of the page before, or `null` (or absent) for the first
+   * page. A position in the list's order (`<startedAt>.<runId>`), not a token: any text of that
+   * form is taken, whether or not a page gave it (see `runsCursor`).
+   */
   cursor?: string | null;
 }
 
@@ -290,7 +297,10 @@ export interface RunSummary {
 export interface RunsPage {
   /** Live runs, newest first (by `startedAt`, then run ID, both descending). */
   runs: RunSummary[];
-  /** An opaque cursor for the next page, or `null` on the last. */
+  /**
+   * The cursor of the next page (the position of this page's last run), or `null` on the last.
+   * Pass it back as it is.
+   */
   next: string | null;
 }
 
@@ -308,10 +318,25 @@ export interface ReadFactsRequest {
   runId: string;
   /** Identities in execution order. */
   identities: CanonicalIdentity[];
-  /** Stop after this many facts. */
+  /** Rows at most. */
   maxFacts: number;
-  /** Stop before the agent-result bytes of the facts would exceed this. */
+  /** Agent-result bytes of the rows at most, summed. */
   maxBytes: number;
+}
+
+/** What {@linkcode Store.readFacts} answers. */
+export interface ReadFactsReply {
+  /** The facts' rows, in the given order. */
+  rows: FactRow[];
+  /** Identities read that would have been rows but for the caps. */
+  omitted: number;
+  /**
+   * Identities not read, at the end of the list: those after the point where the caps could
+   * take no more rows (`maxFacts` rows, or fewer than `MIN_FACT_BYTES` left under `maxBytes`).
+   * Neither rows nor `omitted`: the caller counts them if it needs to. Absent (as 0) from a store
+   * that reads every identity.
+   */
+  unread?: number;
 }
 
 /** One READY record's fact fields, without the request or raw response. */
@@ -469,10 +494,12 @@ export interface Store {
   endRun(request: EndRunRequest): Promise<EndRunReply>;
   /**
    * Resolves identities to fact rows: only READY records owned by `runId` with evidence
-   * EVIDENCE_FOUND or NO_EVIDENCE, in the given order, within the caps. Missing, expired,
-   * cross-run, PROJECTING and ERROR identities are skipped. Never returns raw responses.
+   * EVIDENCE_FOUND or NO_EVIDENCE, in the given order, within the caps (a row over them is
+   * counted in `omitted`, and a later, smaller one may still be a row). Missing, expired,
+   * cross-run, PROJECTING and ERROR identities are skipped. Stops reading once the caps can take
+   * no more rows, and answers how many identities it left `unread`. Never returns raw responses.
    */
-  readFacts(request: ReadFactsRequest): Promise<{ rows: FactRow[]; omitted: number }>;
+  readFacts(request: ReadFactsRequest): Promise<ReadFactsReply>;
   /**
    * Reads what the run keeps of one key: the begun call and its record. `null` when the run is
    * absent or expired. Never touches TTLs.
@@ -500,7 +527,8 @@ export interface Store {
    * descending), `limit` per page, from the `cursor` a page before gave as `next`. An expired
    * run is never listed. A page may be cut short only at the last page. Rejects with a
    * `RangeError` a request that `checkListRunsRequest` refuses (a limit outside 1 to
-   * `MAX_LIST_RUNS`, a cursor no page gave). Never touches TTLs. Optional: a store without it
+   * `MAX_LIST_RUNS`, a cursor that names no position). A cursor that names one lists the runs
+   * after that position, whether or not a page gave it and whether or not its run still lives. Never touches TTLs. Optional: a store without it
    * declares so to the conformance suite (`lacks: ["listRuns"]`).
    */
   listRuns?(request: ListRunsRequest): Promise<RunsPage>;

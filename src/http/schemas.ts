@@ -325,7 +325,10 @@ export const RunsPageSchema: v.GenericSchema<RunsPage> = schemaOf<RunsPage>()(v.
   })),
   next: v.pipe(
     v.nullable(v.string()),
-    v.description("An opaque cursor for the next page (`?cursor=`), null on the last page."),
+    v.description(
+      "The cursor of the next page (`?cursor=`), null on the last page: the position of this " +
+        "page's last run, `<startedAt>.<runId>`.",
+    ),
   ),
 }));
 

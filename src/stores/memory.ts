@@ -24,6 +24,7 @@ import {
   checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
+  MIN_FACT_BYTES,
   ownBudget,
   setOwnBudget,
 } from "../core/limits.ts";
@@ -42,6 +43,7 @@ import type {
   EndRunRequest,
   FactRow,
   ListRunsRequest,
+  ReadFactsReply,
   ReadFactsRequest,
   RunExport,
   RunsPage,
@@ -462,7 +464,7 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.readFacts} */
-  readFacts(request: ReadFactsRequest): Promise<{ rows: FactRow[]; omitted: number }> {
+  readFacts(request: ReadFactsRequest): Promise<ReadFactsReply> {
     try {
       checkReadFactsRequest(request);
     } catch (error) {
@@ -472,19 +474,24 @@ export class MemoryStore implements Store {
     let bytes = 0;
     let omitted = 0;
     const now = this.#clock();
-    for (const identity of request.identities) {
+    const { identities, maxFacts, maxBytes } = request;
+    for (let i = 0; i < identities.length; i++) {
+      if (rows.length >= maxFacts || maxBytes - bytes < MIN_FACT_BYTES) {
+        return Promise.resolve({ rows, omitted, unread: identities.length - i });
+      }
+      const identity = identities[i]!;
       if (identity.runId !== request.runId) continue;
       const row = factRowOf(this.#liveRecord(identity.runId, identity.toolCallId, now));
       if (row === null) continue;
       const size = utf8ByteLength(row.agentResultJson);
-      if (rows.length >= request.maxFacts || bytes + size > request.maxBytes) {
+      if (bytes + size > maxBytes) {
         omitted++;
         continue;
       }
       bytes += size;
       rows.push(row);
     }
-    return Promise.resolve({ rows, omitted });
+    return Promise.resolve({ rows, omitted, unread: 0 });
   }
 
   /** {@inheritDoc Store.lookupCall} */

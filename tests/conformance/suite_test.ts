@@ -87,6 +87,6 @@ Deno.test("a store without listRuns that does not declare it fails the listRuns 
     createStore: () => ({ store: withoutListRuns() }),
   });
   const listCases = undeclared.registered.filter(([name]) => name.includes("listRuns()"));
-  assert.equal(listCases.length, 4);
+  assert.equal(listCases.length, 5);
   for (const [name, fn] of listCases) await assert.rejects(fn(), name);
 });

@@ -91,7 +91,7 @@ Deno.test("GET /v1/runs is harness-only: no token 401, the agent token 403", asy
   assert.equal((await get("", HARNESS)).status, 200);
 });
 
-Deno.test("GET /v1/runs refuses a bad limit or cursor, or either given twice, with 400 INVALID_REQUEST", async () => {
+Deno.test("GET /v1/runs refuses a bad limit or a cursor of no position, or either given twice, with 400 INVALID_REQUEST", async () => {
   const { get, boundary } = appOn(new MemoryStore());
   await boundary.startRun({ runId: "run-a" });
   const bad = [
@@ -116,6 +116,10 @@ Deno.test("GET /v1/runs refuses a bad limit or cursor, or either given twice, wi
   }
   assert.equal((await get("?limit=100")).status, 200);
   assert.equal((await get("?limit=1")).status, 200);
+  // A position no page gave: the runs after it (a cursor is a position, not a token).
+  const made = await get(`?cursor=${Number.MAX_SAFE_INTEGER}.z`);
+  assert.equal(made.status, 200);
+  assert.deepEqual(made.body.runs.map((r: { runId: string }) => r.runId), ["run-a"]);
 });
 
 Deno.test("GET /v1/runs answers 404 on a store without listRuns", async () => {

@@ -19,7 +19,7 @@ import {
   SERVER_SECRET,
   startMcpRun,
 } from "../runtime/mcp_flow.ts";
-import { ROOT, serveDeno, start } from "../runtime/process.ts";
+import { freePort, ROOT, serveDeno, start, WORKSPACE_CONFIG } from "../runtime/process.ts";
 
 const NO_UPSTASH = { UPSTASH_REDIS_REST_URL: "", UPSTASH_REDIS_REST_TOKEN: "" };
 const ENV = { AGENT_TOKEN, HARNESS_TOKEN, SERVER_SECRET, ...NO_UPSTASH };
@@ -59,6 +59,45 @@ Deno.test("deno task dev:gateway with MCP_UPSTREAMS is the gateway", async () =>
   } finally {
     await upstream.stop();
   }
+});
+
+Deno.test("deno run edge/gateway_deno.ts refuses an unreachable upstream in one line naming its origin, never its query string or user", async () => {
+  const port = freePort(); // nothing listens there: connection refused
+  const child = start(Deno.execPath(), [
+    "run",
+    ...WORKSPACE_CONFIG,
+    "--allow-net",
+    "--allow-env",
+    "edge/gateway_deno.ts",
+  ], {
+    cwd: ROOT,
+    env: {
+      ...ENV,
+      MCP_UPSTREAMS: JSON.stringify([{
+        url: `http://user:pa55word@127.0.0.1:${port}/mcp/secret-path?key=s3cret-key&x=1#frag`,
+      }]),
+    },
+  });
+  const status = await child.status;
+  const output = child.output();
+  assert.equal(status.code, 2, output);
+  const lines = output.trim().split("\n");
+  assert.equal(lines.length, 1, output);
+  assert.match(
+    lines[0]!,
+    new RegExp(`^Refusing to start: MCP_UPSTREAMS: MCP upstream http://127\\.0\\.0\\.1:${port}: `),
+  );
+  for (const secret of ["s3cret-key", "key=", "pa55word", "user", "secret-path", "frag"]) {
+    assert.ok(!output.includes(secret), `${secret} in: ${output}`);
+  }
+});
+
+Deno.test("MCP_UPSTREAMS refuses a url that is not one without quoting it", () => {
+  assert.throws(
+    () => upstreamsOf('[{"url":"not a url?key=s3cret-key"}]'),
+    (error: Error) =>
+      error.message === "MCP_UPSTREAMS is not valid at 0.url: url must be an absolute URL",
+  );
 });
 
 Deno.test("deno task dev with MCP_UPSTREAMS stops and names task dev:gateway", async () => {

@@ -143,6 +143,76 @@ onBothStores(
 );
 
 onBothStores(
+  "endRun reads no record once the facts can take no more, and counts every READY call past them",
+  async ({ store, clock }) => {
+    const run = await storeRun(store, clock);
+    const ready: string[] = [];
+    // READY calls of two sizes with ERROR ones between; a small one after the big ones.
+    const big: CompleteOutcome = {
+      ...READY,
+      agentResultJson: JSON.stringify({
+        evidence: "NO_EVIDENCE",
+        scope: "s".repeat(50),
+        content: [],
+      }),
+    };
+    const sizeOf = (outcome: CompleteOutcome) =>
+      new TextEncoder().encode(outcome.status === "READY" ? outcome.agentResultJson : "").length;
+    for (let i = 0; i < 40; i++) {
+      const id = `call_${i}`;
+      await run.begin(id);
+      const outcome: CompleteOutcome = i % 4 === 3 ? FAILED : i === 12 ? READY : big;
+      checkEqual(f, (await run.complete(id, outcome)).ok, true, id);
+      if (outcome !== FAILED) ready.push(id);
+    }
+    // Each readFacts, with what it read: the identities given less those left unread.
+    const reads: { given: string[]; read: number }[] = [];
+    const counted = new Proxy(store, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (name !== "readFacts") return typeof value === "function" ? value.bind(target) : value;
+        return async (request: Parameters<Store["readFacts"]>[0]) => {
+          const reply = await target.readFacts(request);
+          const given = request.identities.map((identity) => identity.toolCallId);
+          reads.push({ given, read: given.length - (reply.unread ?? 0) });
+          return reply;
+        };
+      },
+    });
+    const end = async (factBytes: number) => {
+      reads.length = 0;
+      const boundary = new ToolBoundary({
+        store: counted,
+        tools: [],
+        limits: { factCount: 1_000, factBytes },
+      });
+      return await boundary.endRunReport(run.runId);
+    };
+    // Room for 3 big results and less than the smallest after them: 3 records read, no more.
+    const full = await end(3 * sizeOf(big) + 49);
+    checkEqual(f, full.facts.map((fact) => fact.toolCallId), ready.slice(0, 3), "3 facts");
+    checkEqual(f, full.omitted, ready.length - 3, "every READY call past them omitted");
+    checkEqual(f, reads.map(({ read }) => read), [3], "3 records read, in one page");
+    // Room left for a small result, not a big one: read on, and the small one is a fact.
+    const roomy = await end(3 * sizeOf(big) + sizeOf(READY));
+    checkEqual(
+      f,
+      roomy.facts.map((fact) => fact.toolCallId),
+      [...ready.slice(0, 3), "call_12"],
+      "a smaller later result still fits",
+    );
+    checkEqual(f, roomy.omitted, ready.length - 4, "the rest omitted");
+    // The count cap: the page holds only what it can take.
+    const two = new ToolBoundary({ store: counted, tools: [], limits: { factCount: 2 } });
+    reads.length = 0;
+    const capped = await two.endRunReport(run.runId);
+    checkEqual(f, capped.omitted, ready.length - 2, "factCount: the rest omitted");
+    checkEqual(f, reads.map(({ given, read }) => [given.length, read]), [[2, 2]], "2 read");
+    f.cases++;
+  },
+);
+
+onBothStores(
   "a run ended before any call completed still lists none after its calls complete",
   async ({ store, clock }) => {
     const run = await storeRun(store, clock);

@@ -225,9 +225,9 @@ onBothStores(
         maxBytes,
       });
     const all = await read(Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY);
-    checkEqual(f, [all.rows.length, all.omitted], [3, 0], "no cap");
+    checkEqual(f, [all.rows.length, all.omitted, all.unread], [3, 0, 0], "no cap");
     const capped = await read(2, MAX_BUDGET);
-    checkEqual(f, [capped.rows.length, capped.omitted], [2, 1], "a count cap");
+    checkEqual(f, [capped.rows.length, capped.omitted, capped.unread], [2, 0, 1], "a count cap");
     for (const bad of [Number.NaN, -1, 1.5, Number.NEGATIVE_INFINITY, 2 ** 53]) {
       f.cases++;
       checkEqual(f, await outcome(read(bad, 1_000)), "RangeError", `maxFacts ${bad}`);

@@ -166,6 +166,51 @@ Deno.test("scripts Redis lost (NOSCRIPT) in a batch are sent again with their so
   });
 });
 
+Deno.test("after NOSCRIPT, the EVALs sent again with their source keep every request under batch.maxBytes", async () => {
+  await withSharedUpstashFixture(async (fixture) => {
+    const ids = ["call_0", "call_1", "call_2", "call_3", "call_4", "call_5"];
+    /** Six begins at once after Redis lost the scripts: the requests they took. */
+    const beginsAfterFlush = async (store: UpstashStore) => {
+      await warm(store);
+      const runId = await startRun(store);
+      await fixture.direct(["SCRIPT", "FLUSH"]);
+      fixture.endpoint.reset();
+      const begun = await Promise.all(ids.map((id) => store.begin(beginRequest(runId, id))));
+      assert.ok(begun.every((b) => b.ok));
+      const log = fixture.endpoint.log.filter((entry) => entry.path === "/pipeline");
+      assert.equal((await store.getRun(runId))?.used.calls, ids.length);
+      return log;
+    };
+    const evals = <T extends { commands: string[][] }>(log: T[]) =>
+      log.filter((entry) => entry.commands[0]![0]!.toUpperCase() === "EVAL");
+    // Under the default cap the six EVALs share one request: each one's bytes, with its comma.
+    const measured = evals(
+      await beginsAfterFlush(new UpstashStore({ redis: fixture.createRedis() })),
+    );
+    assert.deepEqual(measured.map((entry) => entry.commands.length), [ids.length]);
+    const perCall = (measured[0]!.bytes - 1) / ids.length;
+    assert.ok(Number.isInteger(perCall), "the six entries are the same size");
+
+    // Room for three EVALs' entries, not for their body (its brackets): two per request.
+    const maxBytes = 3 * perCall;
+    const capped = await beginsAfterFlush(
+      new UpstashStore({ redis: fixture.createRedis(), batch: { maxBytes } }),
+    );
+    for (const entry of capped) assert.ok(entry.bytes <= maxBytes, `${entry.bytes} > ${maxBytes}`);
+    assert.deepEqual(evals(capped).map((entry) => entry.commands.length), [2, 2, 2]);
+
+    // A cap below one EVAL: each goes alone, the only request ever over the cap.
+    const tight = perCall - 1;
+    const alone = await beginsAfterFlush(
+      new UpstashStore({ redis: fixture.createRedis(), batch: { maxBytes: tight } }),
+    );
+    assert.deepEqual(evals(alone).map((entry) => entry.commands.length), [1, 1, 1, 1, 1, 1]);
+    for (const entry of alone) {
+      assert.ok(entry.bytes <= tight || entry.commands.length === 1, `${entry.bytes} > ${tight}`);
+    }
+  });
+});
+
 Deno.test("a call over batch.maxBytes goes alone; the others share one pipeline under the cap", async () => {
   await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), batch: { maxBytes: 4096 } });

@@ -8,6 +8,8 @@
  */
 import assert from "node:assert/strict";
 import type { CompleteOutcome } from "../../src/core/store.ts";
+import { type RunEnd, ToolBoundary } from "../../src/mod.ts";
+import { MIN_FACT_BYTES } from "../../src/store.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { startSharedUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 
@@ -174,8 +176,11 @@ Deno.test("UpstashStore: billed commands per operation, one request each; an inv
   }
 });
 
-/** What indexing a run for listRuns costs: Redis's clock, the expired ones, its two entries. */
-const INDEX_RUN = ">EVALSHA TIME ZRANGEBYSCORE ZADD ZADD";
+/**
+ * What indexing a run for listRuns costs: Redis's clock, the expired ones, its two entries, and
+ * the indexes' expiry pushed out to the run's.
+ */
+const INDEX_RUN = ">EVALSHA TIME ZRANGEBYSCORE ZADD ZADD PEXPIRETIME PEXPIREAT PEXPIREAT";
 
 /** The designed cost of every operation (docs/upstash.md, "Billed commands per operation"). */
 const EXPECTED: Record<string, string> = {
@@ -261,6 +266,73 @@ Deno.test("UpstashStore: with a ledger key a complete costs one more command, an
     assert.equal(bills["complete with a proof"]!.requests, 1);
     assert.equal(bills.sealRun!.requests, 1);
     assert.equal(bills["exportRun, 2 calls"]!.requests, 2);
+  } finally {
+    await fixture.stop();
+  }
+});
+
+Deno.test("UpstashStore: an end reads no record once the facts can take no more: 100 and 1,000 READY calls bill the same", async () => {
+  const fixture = await startSharedUpstashFixture();
+  try {
+    const store = new UpstashStore({ redis: fixture.createRedis({ enableAutoPipelining: false }) });
+    const batched = new UpstashStore({ redis: fixture.createRedis() });
+    /** A run of `count` READY calls, begun and completed in batches. */
+    const runOf = async (runId: string, count: number) => {
+      const started = await batched.startRun({
+        ...startRequest(runId),
+        budget: { calls: count, perTool: {} },
+      });
+      assert.equal(started.ok, true);
+      const ids = Array.from({ length: count }, (_, i) => `call_${i}`);
+      for (let at = 0; at < count; at += 200) {
+        const slice = ids.slice(at, at + 200).map((id) => beginRequest(runId, id));
+        const begun = await Promise.all(slice.map((request) => batched.begin(request)));
+        assert.ok(begun.every((b) => b.ok));
+        const done: { ok: boolean }[] = await Promise.all(slice.map((request) =>
+          batched.complete({
+            runId,
+            toolCallId: request.toolCallId,
+            attemptId: request.attemptId,
+            outcome: READY,
+            now: Date.now(),
+          })
+        ));
+        assert.ok(done.every((d) => d.ok));
+      }
+    };
+    // Ten facts fill factBytes: fewer bytes are left than the smallest agent result.
+    const size = new TextEncoder().encode(READY.agentResultJson).length;
+    const boundary = new ToolBoundary({
+      store,
+      tools: [],
+      limits: { factCount: 1_000, factBytes: 10 * size + MIN_FACT_BYTES - 1 },
+    });
+    await runOf("run-ends-warm", 20); // every script of an end used once
+    await boundary.endRunReport("run-ends-warm");
+    const bills: Bill[] = [];
+    for (const count of [100, 1_000]) {
+      const runId = `run-ends-${count}`;
+      await runOf(runId, count);
+      let report: RunEnd | undefined;
+      bills.push(await bill(fixture, async () => (report = await boundary.endRunReport(runId))));
+      assert.deepEqual(
+        report!.facts.map((fact) => fact.toolCallId),
+        Array.from({ length: 10 }, (_, i) => `call_${i}`),
+      );
+      assert.equal(report!.omitted, count - 10);
+    }
+    console.log(`BILLED END ${JSON.stringify(bills.map((b) => b.commands.length))}`);
+    const [hundred, thousand] = bills.map((b) => b.commands.join(" "));
+    // The end (walking the index once), the ten records that became facts, and a count of the
+    // rest from the index's marks.
+    const expected = [
+      ">EVALSHA HMGET HMGET LLEN LRANGE HSET",
+      `>EVALSHA${" HMGET".repeat(10)}`,
+      ">EVALSHA HMGET HMGET LRANGE",
+    ].join(" ");
+    assert.equal(hundred, expected);
+    assert.equal(thousand, expected);
+    assert.deepEqual(bills.map((b) => b.requests), [3, 3]);
   } finally {
     await fixture.stop();
   }

@@ -525,6 +525,56 @@ Deno.test("UpstashStore: the first end counts the READY entries once; a later pa
   });
 });
 
+Deno.test("UpstashStore: the run index keys expire with their latest run, never before a live one, and are gone once every run expired", async () => {
+  await withSharedUpstashFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis(), prefix: "ix" });
+    const [started, expires] = ["ix:{runs}:started", "ix:{runs}:expires"];
+    const startFor = async (ttlMs: number) => {
+      const runId = id("run");
+      const now = Date.now();
+      const begun = await store.startRun({
+        runId,
+        deadline: now + ttlMs,
+        budget: { calls: 1, perTool: {} },
+        ttlMs,
+        attemptId: id("start"),
+        now,
+      });
+      assert.equal(begun.ok, true);
+      return runId;
+    };
+    const expiryOf = async (key: string) => Number(await fixture.direct(["PEXPIRETIME", key]));
+    const scoreOf = async (runId: string) =>
+      Number(await fixture.direct(["ZSCORE", expires, runId]));
+    // An index an earlier version left without an expiry, holding a run that outlives the next.
+    const legacyExpiry = Date.now() + 1_500;
+    await fixture.direct(["ZADD", started, String(Date.now()), "run-legacy"]);
+    await fixture.direct(["ZADD", expires, String(legacyExpiry), "run-legacy"]);
+    assert.equal(await expiryOf(expires), -1);
+
+    const short = await startFor(600);
+    assert.ok(await scoreOf(short) < legacyExpiry);
+    assert.equal(await expiryOf(started), legacyExpiry, "the latest run's, not the new one's");
+    assert.equal(await expiryOf(expires), legacyExpiry);
+    const long = await startFor(2_000);
+    const latest = await scoreOf(long);
+    assert.ok(latest > legacyExpiry);
+    assert.equal(await expiryOf(started), latest, "pushed out to the new latest run");
+    assert.equal(await expiryOf(expires), latest);
+    await startFor(300); // expires first: the indexes keep the latest run's expiry
+    assert.equal(await expiryOf(started), latest);
+    assert.equal(await expiryOf(expires), latest);
+    assert.ok((await store.listRuns({ limit: 10 })).runs.some((run) => run.runId === long));
+
+    // Past every run's expiry, by Redis's clock: nothing of the store is left.
+    const time = await fixture.direct(["TIME"]) as string[];
+    const redisNow = Number(time[0]) * 1_000 + Math.floor(Number(time[1]) / 1_000);
+    await new Promise((resolve) => setTimeout(resolve, latest - redisNow + 50));
+    assert.equal(await fixture.direct(["EXISTS", started, expires]), 0);
+    assert.deepEqual(await fixture.direct(["KEYS", "ix:*"]), []);
+  });
+});
+
 Deno.test("UpstashStore: a complete after its run expired is stored but not indexed", async () => {
   await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });

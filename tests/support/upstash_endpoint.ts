@@ -49,6 +49,8 @@ export interface RecordedRequest {
   path: string;
   /** The commands in it, arguments as strings. */
   commands: string[][];
+  /** Bytes of its body as sent. */
+  bytes: number;
 }
 
 /** A running endpoint and its controls. */
@@ -215,12 +217,13 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
     path: string,
     body: Json,
     base64: boolean,
+    bytes: number,
   ): Promise<{ status: number; body: Json }> => {
     const normalized = path.replace(/\/+$/, "") || "/";
     if (normalized === "/") {
       const command = toCommand(body);
       if (command === null) return { status: 400, body: { error: "ERR malformed command" } };
-      log.push({ path: normalized, commands: [command] });
+      log.push({ path: normalized, commands: [command], bytes });
       const prepared = await prepare(command);
       const reply = replyFor(prepared, await (await getRedis()).command(prepared.command));
       if (reply instanceof RespError) return { status: 400, body: { error: reply.text } };
@@ -232,7 +235,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
         return { status: 400, body: { error: "ERR malformed pipeline" } };
       }
       const list = commands as string[][];
-      log.push({ path: normalized, commands: list });
+      log.push({ path: normalized, commands: list, bytes });
       const prepared = await Promise.all(list.map(prepare));
       const sent = prepared.map((p) => p.command);
       const connection = await getRedis();
@@ -289,7 +292,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
     const base64 = request.headers.get("upstash-encoding")?.toLowerCase() === "base64";
     let answer: { status: number; body: Json };
     try {
-      answer = await execute(request.path, body, base64);
+      answer = await execute(request.path, body, base64, request.size);
     } catch {
       answer = { status: 503, body: { error: "Service unavailable: redis is unreachable" } };
     }

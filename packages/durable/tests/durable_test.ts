@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import fc from "fast-check";
 import { defineTool, type Store, ToolBoundary } from "@tool-boundary/core";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { isSafeToolCallId } from "@tool-boundary/core/store";
@@ -41,8 +42,73 @@ Deno.test("stepToolCallId: safe parts joined, anything else hashed, always withi
   assert.ok(isSafeToolCallId(probeToolCallId(longest, MAX_PROBES)));
 });
 
+Deno.test("stepToolCallId never gives two distinct step identities one ID, nor a step a probe's ID", async () => {
+  const part = fc.oneof(
+    fc.constantFrom("", ".", "..", ":", "::", "p1", "wf", "a:b", "a", "b"),
+    fc.stringMatching(/^[A-Za-z0-9_.:-]{0,12}$/),
+    fc.string({ unit: "binary", maxLength: 8 }),
+    fc.string({ minLength: 90, maxLength: 130 }),
+    fc.string({ minLength: MAX_STEP_TOOL_CALL_ID_LENGTH - 2, maxLength: 260 }),
+  );
+  // Arrays with holes too (a hole is `null` in the selector's JSON: no part is `null`).
+  const identity = fc.oneof(
+    fc.array(part, { minLength: 1, maxLength: 5 }),
+    fc.sparseArray(part, { minNumElements: 1, maxLength: 5 }),
+  );
+  const identities = fc.uniqueArray(identity, {
+    minLength: 2,
+    maxLength: 12,
+    selector: (parts) => JSON.stringify(parts),
+  });
+  await fc.assert(
+    fc.asyncProperty(identities, async (all) => {
+      const ids: string[] = [];
+      for (const parts of all) {
+        if (Object.keys(parts).length < parts.length) {
+          await assert.rejects(stepToolCallId(parts), TypeError, JSON.stringify(parts));
+        } else {
+          ids.push(await stepToolCallId(parts));
+        }
+      }
+      assert.equal(new Set(ids).size, ids.length, JSON.stringify(all));
+      for (const id of ids) {
+        assert.ok(isSafeToolCallId(id), id);
+        for (const n of [1, 2, MAX_PROBES]) {
+          assert.ok(!ids.includes(probeToolCallId(id, n)), `${id} ::p${n}`);
+        }
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("stepToolCallId refuses an array with holes, and reads each part once", async () => {
+  // ["wf", , "p1"] joined is "wf::p1": the ID of the first probe of step ["wf"].
+  for (const parts of [["wf", , "p1"], [, "a"], ["a", ,], new Array(2)]) {
+    await assert.rejects(stepToolCallId(parts as never), TypeError, JSON.stringify(parts));
+  }
+  // A Proxy whose parts change as they are read, a getter that throws, and an array's own
+  // toJSON: the ID is that of the values read once, or a TypeError.
+  let reads = 0;
+  const shifting = new Proxy(["wf", "look up"], {
+    get: (target, key) => key === "1" ? `look up ${reads++}` : Reflect.get(target, key) as unknown,
+  });
+  assert.equal(await stepToolCallId(shifting), await stepToolCallId(["wf", "look up 0"]));
+  assert.equal(reads, 1);
+  const throwing = ["wf"];
+  Object.defineProperty(throwing, 1, {
+    get: () => {
+      throw new Error("no");
+    },
+    enumerable: true,
+  });
+  await assert.rejects(stepToolCallId(throwing), TypeError);
+  const masked = Object.assign(["wf", "look up"], { toJSON: () => ["wf", "other"] });
+  assert.equal(await stepToolCallId(masked), await stepToolCallId(["wf", "look up"]));
+});
+
 Deno.test("stepToolCallId and probeToolCallId refuse what is not a step identity or a probe number", async () => {
-  for (const parts of [[], [1], ["a", null], "a", null]) {
+  for (const parts of [[], [1], ["a", null], "a", null, { length: 1, 0: "a" }]) {
     await assert.rejects(stepToolCallId(parts as never), TypeError);
   }
   for (const n of [0, -1, 1.5, MAX_PROBES + 1, NaN]) {
@@ -50,8 +116,15 @@ Deno.test("stepToolCallId and probeToolCallId refuse what is not a step identity
   }
 });
 
-/** A boundary over `store` whose tool counts its runs and, while `hold` is set, waits for it. */
-function lookups(store: Store, onDuplicate: "refuse" | "replay" = "replay") {
+/**
+ * A boundary over `store` whose tool counts its runs and, while `hold` is set, waits for it; a
+ * key of "fail" makes it throw.
+ */
+function lookups(
+  store: Store,
+  onDuplicate: "refuse" | "replay" = "replay",
+  clock: () => number = Date.now,
+) {
   const state: { executions: number; hold: Promise<void> | null } = { executions: 0, hold: null };
   const lookup = defineTool({
     name: "lookup",
@@ -59,11 +132,12 @@ function lookups(store: Store, onDuplicate: "refuse" | "replay" = "replay") {
     execute: async (input) => {
       state.executions++;
       if (state.hold !== null) await state.hold;
+      if (input.key === "fail") throw new Error("the table is gone");
       return { key: String(input.key) };
     },
     project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "the table", content: raw.key }),
   });
-  return { boundary: new ToolBoundary({ store, tools: [lookup], onDuplicate }), state };
+  return { boundary: new ToolBoundary({ store, tools: [lookup], onDuplicate, clock }), state };
 }
 
 const envelopeOf = (runId: string, toolCallId = "s:1") => ({
@@ -159,6 +233,73 @@ for (const { name, open } of STORES) {
         "s:1::p1",
         "s:1::p2",
       ]);
+    } finally {
+      await close();
+    }
+  });
+
+  Deno.test(`invokeOnce (${name}): a call begun before the run ended or passed its deadline gets its recorded outcome, one never begun the run's refusal`, async () => {
+    const { store, close } = await open();
+    try {
+      let now = Date.now();
+      const { boundary, state } = lookups(store, "replay", () => now);
+      const run = await boundary.startRun({ runId: `wf-${crypto.randomUUID()}`, ttlMs: 60_000 });
+      const ready = envelopeOf(run.runId, "s:ready");
+      const failed = { ...envelopeOf(run.runId, "s:failed"), input: { key: "fail" } };
+      const inFlight = envelopeOf(run.runId, "s:in-flight");
+      const never = envelopeOf(run.runId, "s:never");
+      const retry = { onUnknown: "retry" } as const;
+      const first = await invokeOnce(boundary, run, ready, retry);
+      assert.equal(first.status, "READY");
+      const error = await invokeOnce(boundary, run, failed, retry);
+      assert.equal(error.status === "ERROR" && error.code, "EXECUTION_FAILED");
+      const held = Promise.withResolvers<void>();
+      state.hold = held.promise;
+      const dying = boundary.invoke(run, inFlight);
+      while (state.executions < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+
+      now = run.deadline; // the deadline passed
+      assert.deepEqual(await invokeOnce(boundary, run, ready, retry), { ...first, replayed: true });
+      assert.deepEqual(await invokeOnce(boundary, run, failed, retry), {
+        ...error,
+        replayed: true,
+      });
+      await assert.rejects(
+        invokeOnce(boundary, run, inFlight, retry),
+        unknownOutcome("s:in-flight"),
+      );
+      assert.deepEqual(await invokeOnce(boundary, run, never, retry), {
+        status: "ERROR",
+        toolCallId: "s:never",
+        code: "DEADLINE_EXCEEDED",
+        message: "The run's deadline has passed.",
+      });
+
+      now = run.deadline - 1;
+      await boundary.endRun(run); // the run ended
+      assert.deepEqual(await invokeOnce(boundary, run, ready, retry), { ...first, replayed: true });
+      assert.deepEqual(await invokeOnce(boundary, run, failed, retry), {
+        ...error,
+        replayed: true,
+      });
+      const refused = await invokeOnce(boundary, run, never, retry);
+      assert.equal(refused.status === "ERROR" && refused.code, "RUN_INACTIVE");
+      // The call in flight at the end completes, and its retried step gets what it recorded.
+      held.resolve();
+      const completed = await dying;
+      assert.equal(completed.status, "READY");
+      assert.deepEqual(await invokeOnce(boundary, run, inFlight, retry), {
+        ...completed,
+        replayed: true,
+      });
+      // Another request under a recorded ID is still a conflict, not the run's refusal.
+      const other = await invokeOnce(boundary, run, { ...ready, input: { key: "b" } }, retry);
+      assert.equal(other.status === "ERROR" && other.code, "TOOL_CALL_CONFLICT");
+      assert.equal(state.executions, 3);
+      assert.deepEqual(
+        (await boundary.listCalls(run.runId)).map((call) => call.toolCallId),
+        ["s:ready", "s:failed", "s:in-flight"],
+      );
     } finally {
       await close();
     }

@@ -6,6 +6,7 @@
  */
 import { BoundaryError } from "../errors.ts";
 import { isSafeRunId } from "../ids.ts";
+import { MIN_FACT_BYTES } from "../limits.ts";
 import { canonicalJson, type JsonValue } from "../json.ts";
 import { type LedgerSigner, receiptMessage, recordHash, sha256Base64url } from "../ledger.ts";
 import { rowsToFacts } from "../progress.ts";
@@ -18,13 +19,6 @@ import { storeCall } from "./store_call.ts";
 
 /** IDs per page at most, so no one answer grows with an uncapped factCount. */
 const MAX_PAGE = 1_000;
-
-/**
- * The UTF-8 bytes of the smallest agent result a fact can have
- * (`{"evidence":"NO_EVIDENCE","scope":"x","content":0}`): with fewer bytes left under
- * `factBytes`, no further record can become a fact, so none is read.
- */
-const MIN_FACT_BYTES = 50;
 
 /** What a run's seal keeps: the receipt and the report it was signed over. */
 export interface Seal {
@@ -68,28 +62,60 @@ export async function endRun(setup: Setup, run: RunContext | string): Promise<Ru
     report = reportOf(parseSeal(sealed.sealJson));
   } else {
     // Page by page, only while the caps can take another fact: the READY calls past the last
-    // page read are counted by the store, never read.
+    // record read are counted by the store, never read.
     const rows: FactRow[] = [];
     let bytes = 0;
     let capped = 0;
     let page = ended;
-    for (;;) {
-      const ids = page.toolCallIds;
-      const read = ids.length === 0
-        ? { rows: [], omitted: 0 }
-        : await storeCall(() =>
-          setup.store.readFacts({
-            runId,
-            identities: ids.map((toolCallId) => ({ runId, toolCallId })),
-            maxFacts: Math.max(0, factCount - rows.length),
-            maxBytes: Math.max(0, factBytes - bytes),
-          })
-        );
+    let from = 0;
+    const readRows = async (ids: readonly string[], maxFacts: number, maxBytes: number) => {
+      if (ids.length === 0) return 0;
+      const read = await storeCall(() =>
+        setup.store.readFacts({
+          runId,
+          identities: ids.map((toolCallId) => ({ runId, toolCallId })),
+          maxFacts,
+          maxBytes,
+        })
+      );
       for (const row of read.rows) {
         rows.push(row);
         bytes += utf8ByteLength(row.agentResultJson);
       }
       capped += read.omitted;
+      return unreadOf(read.unread, ids.length);
+    };
+    for (;;) {
+      const ids = page.toolCallIds;
+      const unread = await readRows(
+        ids,
+        Math.max(0, factCount - rows.length),
+        Math.max(0, factBytes - bytes),
+      );
+      if (unread > 0) {
+        // The caps took all they could within this page: the calls not read are counted.
+        const rest = ids.slice(ids.length - unread);
+        if (page.page === undefined) {
+          // A store without pages answered the whole index: only the records tell READY from
+          // ERROR. Read past the caps, they are counted in `omitted`.
+          await readRows(rest, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+          break;
+        }
+        // From the first one not read on, by the store's index (`limit: 0` only counts).
+        const counted = await storeCall(() =>
+          setup.store.endRun({
+            runId,
+            now: setup.clock(),
+            page: { from: from + ids.length - unread, limit: 0 },
+          })
+        );
+        if (!counted.ok) throw new BoundaryError(counted.code);
+        // IDs in that answer are candidates the index cannot tell (entries written before the
+        // marks): read past the caps as well.
+        await readRows(counted.toolCallIds, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+        capped += counted.page?.left ?? 0;
+        break;
+      }
       const next = page.page?.next ?? null;
       if (next === null) break;
       if (rows.length >= factCount || factBytes - bytes < MIN_FACT_BYTES) {
@@ -101,6 +127,7 @@ export async function endRun(setup: Setup, run: RunContext | string): Promise<Ru
       );
       if (!more.ok) throw new BoundaryError(more.code);
       page = more;
+      from = next;
     }
     const { facts, omitted } = rowsToFacts(runId, rows, {
       maxFacts: factCount,
@@ -121,6 +148,19 @@ export async function endRun(setup: Setup, run: RunContext | string): Promise<Ru
   }
   emit(setup, { type: "run.ended", runId, facts: report.facts.length, omitted: report.omitted });
   return report;
+}
+
+/** A store's `unread`: absent as 0, else an integer up to the identities it was given. */
+function unreadOf(unread: unknown, given: number): number {
+  if (unread === undefined) return 0;
+  if (
+    typeof unread === "number" && Number.isSafeInteger(unread) && unread >= 0 && unread <= given
+  ) {
+    return unread;
+  }
+  throw new BoundaryError("STORE_UNAVAILABLE", {
+    cause: new TypeError("The store answered readFacts with an unread count it cannot have"),
+  });
 }
 
 function sealState(seal: SealState | undefined): SealState {

@@ -73,11 +73,12 @@ const OPEN_ROUNDS = 16;
 
 /**
  * Packs the script calls made within a few microtask rounds of each other into pipeline
- * requests of at most `maxBytes` of JSON body each; a call over the cap on its own goes in a
- * request of its own, and a call that came alone goes as the single command it always was. Each call stays its own atomic script and
- * gets its own answer: one's refusal, script error or NOSCRIPT never touches another's; only a
- * failure of the whole request (an HTTP error, no response after the client's retries) fails
- * every call in it, as it would fail a call sent alone.
+ * requests of at most `maxBytes` of JSON body each, also when they go again as `EVAL`s with
+ * their scripts' source after NOSCRIPT; a call over the cap on its own goes in a request of its
+ * own, and a call that came alone goes as the single command it always was. Each call stays its
+ * own atomic script and gets its own answer: one's refusal, script error or NOSCRIPT never
+ * touches another's; only a failure of the whole request (an HTTP error, no response after the
+ * client's retries) fails every call in it, as it would fail a call sent alone.
  */
 export class ScriptBatcher {
   readonly #redis: ScriptClient & { pipeline(): UpstashPipeline };
@@ -110,9 +111,12 @@ export class ScriptBatcher {
     for (const group of this.#pack(queue, false)) void this.#sendGroup(group, false);
   }
 
-  /** Splits calls, in order, into groups of at most maxBytes of body each. */
+  /**
+   * Splits calls, in order, into groups of at most maxBytes of body each; `full` for `EVAL`s,
+   * which carry the script's source where an `EVALSHA` carries its SHA-1.
+   */
   #pack(calls: Queued[], full: boolean): Queued[][] {
-    const extra = (call: Queued) => (full ? call.sent.source.length + 8 : 0);
+    const extra = (call: Queued) => (full ? sourceExtraBytes(call.sent) : 0);
     return packBySize(
       calls,
       this.#maxBytes,
@@ -246,6 +250,41 @@ function scriptError(text: unknown): Error {
   const error = new Error(typeof text === "string" ? text : "Redis command failed");
   error.name = "UpstashError";
   return error;
+}
+
+/** {@linkcode evalExtraBytes} of each script, counted once: the sources never change. */
+const sourceExtras = new WeakMap<SentScript, number>();
+
+function sourceExtraBytes(sent: SentScript): number {
+  let extra = sourceExtras.get(sent);
+  if (extra === undefined) {
+    extra = evalExtraBytes(sent);
+    sourceExtras.set(sent, extra);
+  }
+  return extra;
+}
+
+/**
+ * How many bytes more a call takes in a pipeline body as `["eval","<source>",n,...]` than as
+ * {@linkcode entryBytes} counts it as `["evalsha","<sha>",n,...]`: the source as JSON (its
+ * newlines and quotes escaped, UTF-8), less the quoted SHA-1 and the 3 letters of `sha`.
+ *
+ * @param sent The script.
+ * @returns The bytes to add to {@linkcode entryBytes} (or {@linkcode entryBound}) for `EVAL`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { entryBytes, evalExtraBytes } from "./batch.ts";
+ * const sent = { source: 'return "a"\n', sha: "f".repeat(40) };
+ * const evalsha = JSON.stringify(["evalsha", sent.sha, 1, "k", "v"]);
+ * const evalEntry = JSON.stringify(["eval", sent.source, 1, "k", "v"]);
+ * assert.equal(evalEntry.length - evalsha.length, evalExtraBytes(sent));
+ * assert.ok(entryBytes(sent.sha, ["k"], ["v"]) + evalExtraBytes(sent) >= evalEntry.length + 1);
+ * ```
+ */
+export function evalExtraBytes(sent: SentScript): number {
+  return utf8ByteLength(JSON.stringify(sent.source)) - (sent.sha.length + 2) - 3;
 }
 
 /** A call's {@linkcode entryBytes}, counted once. */

@@ -28,6 +28,7 @@
  *
  * @module
  */
+import { MIN_FACT_BYTES } from "../../core/limits.ts";
 
 /** A Lua script and its SHA-1, as `EVALSHA` wants it. */
 export interface LuaScript {
@@ -608,18 +609,26 @@ export const READ_FACTS: LuaScript = {
   source: `-- readFacts
 -- KEYS[1..n] record hashes of one run, in execution order
 -- ARGV[1]  runId          ARGV[2] maxFacts      ARGV[3] maxBytes
--- Reply: ["OK", "<omitted>", then ${FACT_FIELDS.length} fields per row: ${FACT_FIELDS.join(", ")}]
--- Only READY records of ARGV[1] with evidence EVIDENCE_FOUND or NO_EVIDENCE become rows.
+-- Reply: ["OK", "<omitted>", "<unread>", then ${FACT_FIELDS.length} fields per row: ${
+    FACT_FIELDS.join(", ")
+  }]
+-- Only READY records of ARGV[1] with evidence EVIDENCE_FOUND or NO_EVIDENCE become rows. Once
+-- the caps can take no more (maxFacts rows, or fewer bytes left than the smallest agent result,
+-- ${MIN_FACT_BYTES}), the keys left are not read: "<unread>" counts them.
 local max_facts, max_bytes = tonumber(ARGV[2]), tonumber(ARGV[3])
-local rows, bytes, omitted = 0, 0, 0
-local out = {'OK', '0'}
+local rows, bytes, omitted, unread = 0, 0, 0, 0
+local out = {'OK', '0', '0'}
 for i = 1, #KEYS do
+  if rows >= max_facts or max_bytes - bytes < ${MIN_FACT_BYTES} then
+    unread = #KEYS - i + 1
+    break
+  end
   local r = redis.call('HMGET', KEYS[i], 'runId', 'status', 'evidence', 'agentResultJson',
     'toolCallId', 'toolName', 'updatedAt')
   if r[1] == ARGV[1] and r[2] == 'READY' and r[4] and r[5] and r[6] and r[7]
     and (r[3] == 'EVIDENCE_FOUND' or r[3] == 'NO_EVIDENCE') then
     local size = #r[4]
-    if rows >= max_facts or bytes + size > max_bytes then
+    if bytes + size > max_bytes then
       omitted = omitted + 1
     else
       rows, bytes = rows + 1, bytes + size
@@ -628,7 +637,7 @@ for i = 1, #KEYS do
     end
   end
 end
-out[2] = tostring(omitted)
+out[2], out[3] = tostring(omitted), tostring(unread)
 return cjson.encode(out)
 `,
 };
@@ -706,6 +715,10 @@ end`;
  * Puts a run in the run indexes, for listRuns: sent with startRun, in the same pipeline request
  * when the store batches (these keys have a hash tag of their own, so no startRun script may
  * touch them). NX: a repeat of a start, or a refused one, never moves a run already listed.
+ *
+ * The indexes expire with their latest run, as every other key does with its own: each start
+ * pushes their expiry out to its run's (by Redis's clock, as the run hash's TTL), never in, so
+ * no live run's entry is cut, and once every run has expired nothing of them is left.
  */
 export const INDEX_RUN: LuaScript = {
   name: "indexRun",
@@ -714,8 +727,22 @@ export const INDEX_RUN: LuaScript = {
 -- ARGV[1]  runId              ARGV[2] startedAt       ARGV[3] ttlMs
 -- Reply: ["OK"]
 ${DROP_EXPIRED(4)}
+local expiry = now + tonumber(ARGV[3])
 redis.call('ZADD', KEYS[1], 'NX', ARGV[2], ARGV[1])
-redis.call('ZADD', KEYS[2], 'NX', now + tonumber(ARGV[3]), ARGV[1])
+redis.call('ZADD', KEYS[2], 'NX', expiry, ARGV[1])
+-- Both keys are written together and so expire together: one expiry tells both.
+local current = redis.call('PEXPIRETIME', KEYS[2])
+if current < expiry then
+  if current == -1 then
+    -- None yet: a key this ZADD made, or one an earlier version left without any, whose runs
+    -- may outlive this one: the latest of them.
+    local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+    expiry = math.max(expiry, tonumber(last[2]))
+  end
+  local at = string.format('%d', expiry)
+  redis.call('PEXPIREAT', KEYS[1], at)
+  redis.call('PEXPIREAT', KEYS[2], at)
+end
 return ${fixed("OK")}
 `,
 };

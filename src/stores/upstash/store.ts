@@ -35,6 +35,7 @@ import type {
   EndRunRequest,
   FactRow,
   ListRunsRequest,
+  ReadFactsReply,
   ReadFactsRequest,
   RunExport,
   RunsPage,
@@ -434,7 +435,9 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  *   costs two round trips whatever the number of calls: `endRun` returns a page of the READY
  *   calls in the progress index (and counts the rest from the index's marks), then `readFacts`
  *   resolves the page in one script that reads only the fact fields of each record hash, so no
- *   request or raw payload leaves Redis; another page only while the fact caps are not filled.
+ *   request or raw payload leaves Redis, and stops reading once the fact caps are filled (then
+ *   an `endRun` of `limit: 0` counts the rest from the marks: a third round trip); another page
+ *   only while the fact caps are not filled.
  * - All keys of a run share the hash tag `{<runId>}`: the scripts are Redis Cluster-safe, and
  *   fit Upstash's key locking (`keyLocking: true`, for Upstash itself only).
  * - The client's retries are safe: a begin or complete resent with the same `attemptId` is
@@ -902,17 +905,21 @@ export class UpstashStore implements Store {
   }
 
   /** {@inheritDoc Store.readFacts} */
-  async readFacts(request: ReadFactsRequest): Promise<{ rows: FactRow[]; omitted: number }> {
+  async readFacts(request: ReadFactsRequest): Promise<ReadFactsReply> {
     checkReadFactsRequest(request);
-    const { runId } = request;
-    if (!isSafeRunId(runId)) return { rows: [], omitted: 0 };
+    const { runId, identities } = request;
+    if (!isSafeRunId(runId)) return { rows: [], omitted: 0, unread: 0 };
     const recordKeys: string[] = [];
-    for (const identity of request.identities) {
+    // Where each key's identity is in the request, to tell the identities left unread.
+    const positions: number[] = [];
+    for (let i = 0; i < identities.length; i++) {
+      const identity = identities[i]!;
       // Other runs' identities are excluded; an unsafe ID cannot name a stored record.
       if (identity.runId !== runId || !isSafeToolCallId(identity.toolCallId)) continue;
       recordKeys.push(this.#recordKey(runId, identity.toolCallId));
+      positions.push(i);
     }
-    if (recordKeys.length === 0) return { rows: [], omitted: 0 };
+    if (recordKeys.length === 0) return { rows: [], omitted: 0, unread: 0 };
     const reply = await this.#call(READ_FACTS, recordKeys, [
       runId,
       capArg(request.maxFacts),
@@ -922,7 +929,12 @@ export class UpstashStore implements Store {
     return this.#parse(() => {
       const rows: FactRow[] = [];
       const width = FACT_FIELDS.length;
-      for (let i = 2; i + width <= reply.length; i += width) {
+      const unreadKeys = int(reply[2]);
+      if (unreadKeys > recordKeys.length) throw new TypeError("More keys unread than sent");
+      const unread = unreadKeys === 0
+        ? 0
+        : identities.length - positions[recordKeys.length - unreadKeys]!;
+      for (let i = 3; i + width <= reply.length; i += width) {
         rows.push({
           runId,
           toolCallId: text(reply[i]),
@@ -933,7 +945,7 @@ export class UpstashStore implements Store {
           updatedAt: int(reply[i + 4]),
         });
       }
-      return { rows, omitted: int(reply[1]) };
+      return { rows, omitted: int(reply[1]), unread };
     });
   }
 

@@ -5,6 +5,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { MIN_FACT_BYTES } from "../../core/limits.ts";
 import { CANARY_SECRET } from "../fakes.ts";
 import type { StoreContext, Suite } from "./context.ts";
 import {
@@ -72,19 +73,48 @@ export function storeFactCases(suite: Suite<StoreContext>): void {
       const ids = ["call_c", "call_a", "call_b"];
       for (const id of ids) await beginAndComplete(ctx, runId, id, READY);
       const identities = ids.map((toolCallId) => ({ runId, toolCallId }));
+      const read = async (maxFacts: number, maxBytes: number) => {
+        const { rows, omitted, unread = 0 } = await ctx.store.readFacts({
+          runId,
+          identities,
+          maxFacts,
+          maxBytes,
+        });
+        // A store may read past where the caps are full (counting in omitted), or stop.
+        return [rows.map((r) => r.toolCallId), omitted + unread];
+      };
+      assert.deepEqual(await read(10, 100_000), [ids, 0]);
+      assert.deepEqual(await read(2, 100_000), [ids.slice(0, 2), 1]);
+      const size = new TextEncoder().encode(READY.agentResultJson).length;
+      assert.deepEqual(await read(10, size * 2 - 1), [ids.slice(0, 1), 2]);
+    },
+  );
+
+  suite.test(
+    "readFacts() reads no identity once the caps can take no more, and counts those it left unread",
+    async (ctx) => {
+      const runId = await storeRun(ctx.store, ctx.clock);
+      const ids = ["call_1", "call_2", "call_3", "call_4"];
+      for (const id of ids) await beginAndComplete(ctx, runId, id, READY);
+      const size = new TextEncoder().encode(READY.agentResultJson).length;
+      const identities = [
+        ...ids.map((toolCallId) => ({ runId, toolCallId })),
+        { runId: "another-run", toolCallId: "call_1" },
+      ];
       const read = (maxFacts: number, maxBytes: number) =>
         ctx.store.readFacts({ runId, identities, maxFacts, maxBytes });
-      const all = await read(10, 100_000);
-      assert.deepEqual(all.rows.map((r) => r.toolCallId), ids);
-      assert.equal(all.omitted, 0);
-      const two = await read(2, 100_000);
-      assert.deepEqual([two.rows.map((r) => r.toolCallId), two.omitted], [ids.slice(0, 2), 1]);
-      const size = new TextEncoder().encode(READY.agentResultJson).length;
-      const oneByBytes = await read(10, size * 2 - 1);
-      assert.deepEqual([oneByBytes.rows.map((r) => r.toolCallId), oneByBytes.omitted], [
-        ids.slice(0, 1),
-        2,
-      ]);
+      const rowIds = (reply: { rows: { toolCallId: string }[] }) =>
+        reply.rows.map((r) => r.toolCallId);
+      // Two rows and fewer bytes left than the smallest agent result: the rest is not read.
+      const byBytes = await read(10, 2 * size + MIN_FACT_BYTES - 1);
+      assert.deepEqual([rowIds(byBytes), byBytes.omitted, byBytes.unread], [ids.slice(0, 2), 0, 3]);
+      // Room for one more agent result of the smallest size, not for this one: read, omitted.
+      const roomy = await read(10, 2 * size + MIN_FACT_BYTES);
+      assert.deepEqual([rowIds(roomy), roomy.omitted, roomy.unread], [ids.slice(0, 2), 2, 0]);
+      const byCount = await read(3, 100_000);
+      assert.deepEqual([rowIds(byCount), byCount.omitted, byCount.unread], [ids.slice(0, 3), 0, 2]);
+      const none = await read(0, 100_000);
+      assert.deepEqual([rowIds(none), none.omitted, none.unread], [[], 0, identities.length]);
     },
   );
 
@@ -117,6 +147,9 @@ export function storeFactCases(suite: Suite<StoreContext>): void {
       }]);
       const past = await page(9, 1);
       assert.deepEqual([past.toolCallIds, past.page], [[], { next: null, left: 0 }]);
+      // A page of 0 only counts: the live READY calls from its start on.
+      const counted = await page(1, 0);
+      assert.deepEqual([counted.toolCallIds, counted.page], [[], { next: 1, left: 2 }]);
       const all = await ctx.store.endRun({ runId, now: ctx.clock() });
       assert.ok(all.ok);
       assert.deepEqual(all.toolCallIds, ["call_1", "call_2", "call_3", "call_4", "call_5"]);
@@ -125,7 +158,7 @@ export function storeFactCases(suite: Suite<StoreContext>): void {
         assert.deepEqual(sealed.toolCallIds, ["call_1"]);
         assert.deepEqual(sealed.seal?.completed, all.toolCallIds, "every completed call");
       }
-      for (const bad of [{ from: -1, limit: 1 }, { from: 0, limit: 0 }, { from: 0.5, limit: 1 }]) {
+      for (const bad of [{ from: -1, limit: 1 }, { from: 0, limit: -1 }, { from: 0.5, limit: 1 }]) {
         await assert.rejects(
           ctx.store.endRun({ runId, now: ctx.clock(), page: bad }),
           RangeError,

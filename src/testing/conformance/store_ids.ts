@@ -58,10 +58,13 @@ export function storeIdCases(suite: Suite<StoreContext>): void {
         maxBytes: 10_000,
       });
       assert.deepEqual(facts.rows.map((row) => row.toolCallId), ["call_ok"]);
-      assert.deepEqual(
-        await store.readFacts({ runId: badRun, identities: [], maxFacts: 1, maxBytes: 1 }),
-        { rows: [], omitted: 0 },
-      );
+      const none = await store.readFacts({
+        runId: badRun,
+        identities: [],
+        maxFacts: 1,
+        maxBytes: 1,
+      });
+      assert.deepEqual([none.rows, none.omitted, none.unread ?? 0], [[], 0, 0]);
       assert.equal(await store.lookupCall(badRun, "call_ok"), null);
       assert.deepEqual(await store.lookupCall(runId, badCall), { call: null, record: null });
       assert.equal(await store.listCalls(badRun), null);

@@ -1,7 +1,8 @@
 /**
  * `Store` contract, optional capability: `listRuns`, the run console's list. Newest first (by
- * `startedAt`, then run ID), paged by an opaque cursor, `limit` within 1 to `MAX_LIST_RUNS`,
- * never an expired run, each run with its calls begun and ERROR records.
+ * `startedAt`, then run ID), paged by a cursor that names a position in that order, `limit`
+ * within 1 to `MAX_LIST_RUNS`, never an expired run, each run with its calls begun and ERROR
+ * records.
  *
  * A store without the capability says so (`lacks: ["listRuns"]` in the suite's options): the
  * suite then checks that it has no `listRuns` instead, so a case is never skipped in silence.
@@ -11,6 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { MAX_LIST_RUNS } from "../../core/limits.ts";
+import { runsCursor } from "../../core/runs_page.ts";
 import type { RunSummary, Store } from "../../core/store.ts";
 import { type StoreCapability, type StoreContext, type Suite, uniqueId } from "./context.ts";
 import { beginAndComplete, beginRequest, FAILED, READY } from "./helpers.ts";
@@ -38,10 +40,17 @@ async function runAt(
   return runId;
 }
 
-/** Every page of the store's runs at `limit`, checked page by page; the runs in order. */
-async function allPages(store: Store, limit: number): Promise<RunSummary[]> {
+/**
+ * Every page of the store's runs at `limit` (after `from`, when given), checked page by page; the
+ * runs in order.
+ */
+async function allPages(
+  store: Store,
+  limit: number,
+  from: string | null = null,
+): Promise<RunSummary[]> {
   const runs: RunSummary[] = [];
-  let cursor: string | null = null;
+  let cursor: string | null = from;
   for (let page = 0; page < MAX_PAGES; page++) {
     const listed = await store.listRuns!({ limit, cursor });
     assert.ok(listed.runs.length <= limit, "never more than limit");
@@ -160,7 +169,27 @@ export function storeListRunsCases(
   );
 
   suite.test(
-    "listRuns() refuses a limit outside 1 to MAX_LIST_RUNS and a cursor no page gave with a RangeError",
+    "listRuns() takes any position as its cursor, one no page gave too: the runs after it in the order",
+    async (ctx) => {
+      const { store, clock } = ctx;
+      const base = clock() - 30_000;
+      const older = await runAt(store, base);
+      const middle = await runAt(store, base + 100);
+      const newer = await runAt(store, base + 200);
+      const ids = [older, middle, newer];
+      const after = async (startedAt: number, runId: string) =>
+        own(await allPages(store, MAX_LIST_RUNS, runsCursor({ startedAt, runId })), ids)
+          .map((run) => run.runId);
+      // At a run: the runs after it (as once that run is gone: a position, not a run).
+      assert.deepEqual(await after(base + 100, middle), [older]);
+      // Where no run is: between two, and past the newest.
+      assert.deepEqual(await after(base + 150, "no-such-run"), [middle, older]);
+      assert.deepEqual(await after(Number.MAX_SAFE_INTEGER, "z"), [newer, middle, older]);
+    },
+  );
+
+  suite.test(
+    "listRuns() refuses a limit outside 1 to MAX_LIST_RUNS and a cursor that names no position with a RangeError",
     async (ctx) => {
       const { store } = ctx;
       for (const limit of [0, -1, MAX_LIST_RUNS + 1, 1.5, Number.NaN, "2", null, undefined]) {
