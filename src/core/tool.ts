@@ -96,6 +96,10 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
 /**
  * Defines a tool. Checks the definition and returns it frozen.
  *
+ * `Input` is the output type of the `input` schema; without a schema it is {@linkcode JsonObject}.
+ * `Raw` is what `execute` returns or resolves to, its {@linkcode ToolError} left out, and is what
+ * `project` receives.
+ *
  * @param definition The tool: name, read-only flag, optional input schema, executor, projector.
  * @returns The same definition, frozen. A tool whose `execute` never returns data (it only ever
  *   fails, with `toolError` or a throw) is typed with `Raw` = `unknown`, so that it fits a
@@ -125,9 +129,9 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  * assert.ok(Object.isFrozen(searchLogs));
  * ```
  */
-export function defineTool<Input extends Record<string, unknown>, Raw>(
+export function defineTool<Input extends Record<string, unknown> = JsonObject, Raw = JsonValue>(
   definition: ToolDefinition<Input, Raw>,
-): ToolDefinition<Input, [Raw] extends [never] ? unknown : Raw> {
+): ToolDefinition<Input, DefinedRaw<Raw>> {
   if (!isToolName(definition?.name)) {
     throw new TypeError(
       "Cannot define tool: name must be a non-empty string of well-formed Unicode",
@@ -152,6 +156,13 @@ export function defineTool<Input extends Record<string, unknown>, Raw>(
   // Only the never case changes: a projector that takes `never` is never called with data.
   return Object.freeze({ ...definition }) as AnyToolDefinition;
 }
+
+/**
+ * The `Raw` of a defined tool: `unknown` for an `execute` that never returns data. TypeScript
+ * infers `ToolError` (not `never`) as `Raw` from an `execute` that only returns `toolError(...)`,
+ * so that case is named too; `ToolError` is nominal, so no raw response type is taken for it.
+ */
+type DefinedRaw<Raw> = [Raw] extends [never] ? unknown : [Raw] extends [ToolError] ? unknown : Raw;
 
 const TOOL_ERRORS = new WeakSet<object>();
 
