@@ -131,7 +131,13 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  */
 export function defineTool<Input extends Record<string, unknown> = JsonObject, Raw = JsonValue>(
   definition: ToolDefinition<Input, Raw>,
-): ToolDefinition<Input, DefinedRaw<Raw>> {
+): ToolDefinition<
+  Input,
+  // `unknown` for an `execute` that never returns data. TypeScript infers `ToolError` (not
+  // `never`) from one that only returns `toolError(...)`; ToolError is nominal, so no raw
+  // response type is taken for it.
+  [Raw] extends [never] ? unknown : [Raw] extends [ToolError] ? unknown : Raw
+> {
   if (!isToolName(definition?.name)) {
     throw new TypeError(
       "Cannot define tool: name must be a non-empty string of well-formed Unicode",
@@ -156,13 +162,6 @@ export function defineTool<Input extends Record<string, unknown> = JsonObject, R
   // Only the never case changes: a projector that takes `never` is never called with data.
   return Object.freeze({ ...definition }) as AnyToolDefinition;
 }
-
-/**
- * The `Raw` of a defined tool: `unknown` for an `execute` that never returns data. TypeScript
- * infers `ToolError` (not `never`) as `Raw` from an `execute` that only returns `toolError(...)`,
- * so that case is named too; `ToolError` is nominal, so no raw response type is taken for it.
- */
-type DefinedRaw<Raw> = [Raw] extends [never] ? unknown : [Raw] extends [ToolError] ? unknown : Raw;
 
 const TOOL_ERRORS = new WeakSet<object>();
 
