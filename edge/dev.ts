@@ -38,8 +38,8 @@ function errorName(error: unknown): string {
  * The MCP gateway of MCP_UPSTREAMS, or `null` without one. Its modules (and the MCP SDK they
  * need) are loaded only then, by a specifier the module graph cannot see (resolved at run time).
  * `task dev` runs with the core's own deno.json, which does not know packages/mcp, so that a cold
- * start fetches only what the app needs; `task dev:gateway` runs with the workspace's
- * deno.dev.json, which does.
+ * start fetches only what the app needs; `task dev:gateway` runs with deno.gateway.json, the core
+ * and packages/mcp alone.
  */
 async function gatewayOf(text: string | undefined) {
   if (text === undefined || text.trim() === "") return null;
@@ -48,7 +48,7 @@ async function gatewayOf(text: string | undefined) {
   } catch {
     console.error(
       "MCP_UPSTREAMS needs the MCP gateway of packages/mcp: start it with " +
-        "`npx -y deno@2 task dev:gateway` (the workspace configuration, deno.dev.json).",
+        "`npx -y deno@2 task dev:gateway` (its configuration, deno.gateway.json).",
     );
     Deno.exit(2);
   }

@@ -1,8 +1,8 @@
 /**
  * The MCP gateway for Deno and Deno Deploy:
- * `MCP_UPSTREAMS='[{"url":"https://.../mcp","trusted":true}]' deno run --config deno.dev.json --allow-net --allow-env edge/gateway_deno.ts`
+ * `MCP_UPSTREAMS='[{"url":"https://.../mcp","trusted":true}]' deno run --config deno.gateway.json --allow-net --allow-env edge/gateway_deno.ts`
  * (with `--allow-run --allow-read` too for upstreams with a `command`, which it runs over stdio;
- * `--config deno.dev.json`, the workspace's configuration, resolves packages/mcp).
+ * `--config deno.gateway.json`, the core and packages/mcp alone, resolves packages/mcp).
  *
  * Serves the tools of the upstream MCP servers in `MCP_UPSTREAMS` (see packages/mcp/gateway.ts)
  * instead of the demo tools, with everything else as in edge/deno.ts: AGENT_TOKEN and HARNESS_TOKEN
