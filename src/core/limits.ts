@@ -399,6 +399,7 @@ function checkBegin(
   }
   checkEpochMs("now", request.now);
   checkTtlMs("ttlMs", request.ttlMs);
+  if (request.startedAt !== undefined) checkEpochMs("startedAt", request.startedAt);
   return null;
 }
 
