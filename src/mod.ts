@@ -88,7 +88,9 @@ export type {
   RunBudget,
   RunContext,
   RunEnd,
+  RunInstance,
   RunReceipt,
+  RunRef,
   ToolCallEnvelope,
   ToolFailure,
 } from "./core/types.ts";

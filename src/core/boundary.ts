@@ -17,6 +17,7 @@ import type {
   ObservedFact,
   RunContext,
   RunEnd,
+  RunRef,
   ToolCallEnvelope,
 } from "./types.ts";
 import { checkCitations } from "./run/check_citations.ts";
@@ -161,7 +162,9 @@ export class ToolBoundary {
   }
 
   /**
-   * Loads the context of an existing run, for example in another instance or an HTTP handler.
+   * Loads the context of an existing run, for example in another instance. A caller that only
+   * makes calls needs none: `invoke` and `recall` take a {@linkcode RunRef}, and the store's
+   * begin answers the context, without this read.
    *
    * @param runId The run ID.
    * @returns The context, or `null` when the run is unknown, expired or the ID is unsafe.
@@ -180,13 +183,21 @@ export class ToolBoundary {
    * preflight, authorize, begin (the record is created), execute, check, project, complete (the
    * record ends READY or ERROR), result.
    *
-   * @param run The explicit run context from `startRun`.
+   * The run is its context (from `startRun` or `getRun`), or a {@linkcode RunRef}: its ID and,
+   * optionally, the `startedAt` of the instance. Either way the store's one begin checks the run,
+   * and that it is the instance named (a context always names its own): a run ID started again
+   * after its state was gone is another run, and a call for the earlier one is RUN_NOT_FOUND.
+   * Given a reference, nothing is read first (but for the `authorize` hook, which is asked with
+   * the run's context): the tool gets the run instance begin answered (`ctx.run`), and the
+   * deadline checks are the store's.
+   *
+   * @param run The run context from `startRun`, or a run reference.
    * @param envelope The call as the agent framework produced it.
    * @param options The caller's `signal` (see {@linkcode InvokeOptions}).
    * @returns The bounded READY result, or an ERROR with a safe code. Never raw data.
-   * @throws {TypeError} When `run` is not a run context, `options.signal` not an AbortSignal, or
-   *   the `ledgerKey` not a key pair (`d` not the private key of `x`): programming errors, and
-   *   nothing is recorded.
+   * @throws {TypeError} When `run` is neither a run context nor a run reference,
+   *   `options.signal` not an AbortSignal, or the `ledgerKey` not a key pair (`d` not the private
+   *   key of `x`): programming errors, and nothing is recorded.
    *
    * @example
    * ```ts
@@ -213,7 +224,7 @@ export class ToolBoundary {
    * ```
    */
   invoke(
-    run: RunContext,
+    run: RunContext | RunRef,
     envelope: ToolCallEnvelope,
     options?: InvokeOptions,
   ): Promise<BoundaryResult> {
@@ -228,13 +239,15 @@ export class ToolBoundary {
    * READY or ERROR record of the same request -> the result exactly as first returned, plus
    * `replayed: true`; another request (or another tool) -> ERROR TOOL_CALL_CONFLICT; still
    * PROJECTING -> ERROR OUTCOME_UNKNOWN; never begun -> ERROR RECORD_NOT_FOUND; begun but its
-   * record expired -> ERROR RECORD_EXPIRED; the run gone -> ERROR RUN_NOT_FOUND. Never throws
-   * for what the envelope holds; tells the observer nothing.
+   * record expired -> ERROR RECORD_EXPIRED; the run gone (or another instance than the one
+   * `run` names) -> ERROR RUN_NOT_FOUND. Never throws for what the envelope holds; tells the
+   * observer nothing.
    *
-   * @param run The run context (from `startRun` or `getRun`).
+   * @param run The run context (from `startRun` or `getRun`), or a {@linkcode RunRef}.
    * @param envelope The call as the agent framework produced it.
    * @returns The recorded result, or an ERROR with a safe code.
-   * @throws {TypeError} When `run` is not a run context (a programming error).
+   * @throws {TypeError} When `run` is neither a run context nor a run reference (a programming
+   *   error).
    *
    * @example
    * ```ts
@@ -257,7 +270,7 @@ export class ToolBoundary {
    * assert.equal(executed, 1);
    * ```
    */
-  recall(run: RunContext, envelope: ToolCallEnvelope): Promise<BoundaryResult> {
+  recall(run: RunContext | RunRef, envelope: ToolCallEnvelope): Promise<BoundaryResult> {
     return recall(this.#setup, run, envelope);
   }
 

@@ -28,7 +28,7 @@ const UNDECIDED: CompleteOutcome = {
  *   store's (RECORD_EXPIRED, ILLEGAL_TRANSITION, STORE_UNAVAILABLE) when it could not be written.
  */
 export async function complete(call: Call): Promise<ErrorCode | null> {
-  const { setup, run, toolCallId } = call;
+  const { setup, runId, toolCallId } = call;
   const outcome = call.outcome ?? UNDECIDED;
   let code: ErrorCode | null = outcome.status === "ERROR" ? outcome.errorCode : null;
   let failure = call.error;
@@ -42,7 +42,7 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
       ? undefined
       : await proofOf(ledger.signer ?? await ledger.ready, call, call.begun, outcome, now);
     const completed = await setup.store.complete({
-      runId: run.runId,
+      runId,
       toolCallId,
       attemptId: call.attemptId,
       outcome,
@@ -60,12 +60,12 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
     const agentResult = result(call, code);
     emit(setup, {
       type: "call.finished",
-      runId: run.runId,
+      runId,
       toolCallId,
       toolName: call.tool.name,
       status: agentResult.status,
       code: agentResult.status === "ERROR" ? agentResult.code : null,
-      durationMs: setup.clock() - call.startedAt,
+      durationMs: setup.clock() - call.invokedAt,
       result: structuredClone(agentResult),
       ...(proof === undefined ? {} : { proof: { ...proof } }),
       ...(failure === undefined ? {} : { error: failure }),
@@ -87,7 +87,8 @@ async function proofOf(
   now: number,
 ): Promise<RecordProof> {
   const hash = await recordHash(toCanonicalRecord(applyOutcome(begun, outcome, now)));
-  const message = recordMessage(begun.runId, call.run.startedAt, begun.toolCallId, hash);
+  // The instance the call began in: the caller's context, or the one the store's begin answered.
+  const message = recordMessage(begun.runId, call.run!.startedAt, begun.toolCallId, hash);
   const sig = await signer.sign(message);
   return { hash, sig, keyId: signer.keyId };
 }
