@@ -80,8 +80,8 @@ export class ToolBoundary {
    * @param options Store, tools, limits, TTLs, authorization, observer and clock.
    * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
    *   lone surrogate, `store` is not a store, or `onDuplicate` is neither "refuse" nor "replay".
-   * @throws {RangeError} When a limit is not a positive integer or a TTL is not an integer from 1
-   *   to `MAX_TTL_MS`.
+   * @throws {RangeError} When a limit is not a positive integer, a TTL is not an integer from 1
+   *   to `MAX_TTL_MS`, or `storeRetryMs` not an integer from 0 to `MAX_TIMER_MS`.
    */
   constructor(options: ToolBoundaryOptions) {
     this.#setup = createSetup(options);
@@ -144,7 +144,8 @@ export class ToolBoundary {
 
   /**
    * Starts a run: validates the run ID (or generates one), fixes the deadline and budgets, and
-   * creates the run's state in the store.
+   * creates the run's state in the store. A start the store failed (it threw) is tried again with
+   * the same attempt for up to `storeRetryMs`.
    *
    * @param options Run ID, deadline or TTL, budget.
    * @returns The immutable run context to pass to every call.
@@ -190,6 +191,10 @@ export class ToolBoundary {
    * Given a reference, nothing is read first (but for the `authorize` hook, which is asked with
    * the run's context): the tool gets the run instance begin answered (`ctx.run`), and the
    * deadline checks are the store's.
+   *
+   * A complete the store failed (it threw) is tried again with the same attempt, with backoff,
+   * for up to `storeRetryMs`, so that an outcome a tool produced is kept when the store comes
+   * back within it; the agent gets STORE_UNAVAILABLE only after that.
    *
    * @param run The run context from `startRun`, or a run reference.
    * @param envelope The call as the agent framework produced it.

@@ -117,6 +117,18 @@ export interface ToolBoundaryOptions {
    * creates no record. @default 10000 (10 s)
    */
   authorizeTimeoutMs?: number;
+  /**
+   * How long a store write that threw (an infrastructure failure, not a refusal) is tried again
+   * with the same attempt, with backoff from 50 ms up to 1 s between tries, counted from its
+   * first failure: a call's complete, so that the outcome a tool produced is kept when the store
+   * comes back within it (the agent waits meanwhile, and gets STORE_UNAVAILABLE only after it),
+   * and a run's start. Both are safe to repeat: a store answers a repeat of an attempt with what
+   * the first wrote. A try under way when it ends is awaited (a store bounds each try by its own
+   * timeout, `timeoutMs` on UpstashStore). `0` tries once. A begin is never tried again: when it
+   * fails the tool has not run.
+   * @default 5000
+   */
+  storeRetryMs?: number;
   /** Receives events with internal detail, for harness logs and traces. Errors it throws are ignored. */
   observe?: (event: BoundaryEvent) => void;
   /** Epoch ms clock; readings are rounded down to whole milliseconds. @default Date.now */

@@ -15,7 +15,9 @@ import {
   DEFAULT_LIMITS,
   DEFAULT_RECORD_TTL_MS,
   DEFAULT_RUN_TTL_MS,
+  DEFAULT_STORE_RETRY_MS,
   type Limits,
+  MAX_TIMER_MS,
 } from "./limits.ts";
 import type { AuthorizeRequest, BoundaryEvent, ToolBoundaryOptions } from "./options.ts";
 import type { Store } from "./store.ts";
@@ -39,6 +41,8 @@ export interface Setup {
     | ((run: RunContext, call: AuthorizeRequest) => boolean | Promise<boolean>)
     | undefined;
   readonly authorizeTimeoutMs: number;
+  /** How long a complete or start the store failed is tried again (`storeRetryMs`). */
+  readonly storeRetryMs: number;
   readonly observe: ((event: BoundaryEvent) => void) | undefined;
   readonly clock: () => number;
   /** Runs this boundary has ended: their calls are refused before the store is asked. */
@@ -78,8 +82,8 @@ const STORE_METHODS = [
  * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
  *   lone surrogate, `store` is not a store, `onDuplicate` is neither "refuse" nor "replay", or
  *   `ledgerKey` is not an Ed25519 private JWK (or `keyId` not a key ID).
- * @throws {RangeError} When a limit is not a positive integer or a TTL is not an integer from 1
- *   to `MAX_TTL_MS`.
+ * @throws {RangeError} When a limit is not a positive integer, a TTL is not an integer from 1
+ *   to `MAX_TTL_MS`, or `storeRetryMs` not an integer from 0 to `MAX_TIMER_MS`.
  */
 export function createSetup(options: ToolBoundaryOptions): Setup {
   if (!options || !Array.isArray(options.tools)) {
@@ -143,6 +147,7 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
       "authorizeTimeoutMs",
       options.authorizeTimeoutMs ?? DEFAULT_AUTHORIZE_TIMEOUT_MS,
     ),
+    storeRetryMs: retryWindow(options.storeRetryMs ?? DEFAULT_STORE_RETRY_MS),
     observe: options.observe,
     // Whole milliseconds, as every store keeps them (a fractional clock would not cross to Redis).
     clock: clock === undefined ? Date.now : () => Math.floor(clock()),
@@ -171,6 +176,16 @@ export function emit(setup: Setup, event: BoundaryEvent): void {
   } catch {
     // An observer must never change an outcome.
   }
+}
+
+/** `storeRetryMs`: an integer from 0 to {@linkcode MAX_TIMER_MS} (a pause is one timer). */
+function retryWindow(value: unknown): number {
+  if (
+    typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > MAX_TIMER_MS
+  ) {
+    throw new RangeError(`Invalid storeRetryMs: expected an integer from 0 to ${MAX_TIMER_MS}`);
+  }
+  return value;
 }
 
 function positive(name: string, value: unknown, min = 1): number {

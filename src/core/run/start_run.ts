@@ -18,6 +18,7 @@ import type { StartRunOptions } from "../options.ts";
 import { emit, ledgerChecked, type Setup } from "../setup.ts";
 import type { RunState } from "../store.ts";
 import type { RunContext } from "../types.ts";
+import { retried } from "../store_retry.ts";
 import { storeCall } from "./store_call.ts";
 
 /**
@@ -55,16 +56,19 @@ export async function startRun(setup: Setup, options: StartRunOptions): Promise<
     }
   }
   if (budget.perTool !== undefined) checkPerTool("budget.perTool", budget.perTool, perTool);
+  // One attempt, sent again while the store fails (within `storeRetryMs`): a repeat of the
+  // attempt is answered the run it started.
+  const request = {
+    runId,
+    deadline,
+    budget: { calls, perTool },
+    // The run outlives its deadline by a record's TTL, within the one TTL range.
+    ttlMs: Math.min(deadline - now + setup.recordTtlMs, MAX_TTL_MS),
+    attemptId: crypto.randomUUID(),
+    now,
+  };
   const outcome = await storeCall(() =>
-    setup.store.startRun({
-      runId,
-      deadline,
-      budget: { calls, perTool },
-      // The run outlives its deadline by a record's TTL, within the one TTL range.
-      ttlMs: Math.min(deadline - now + setup.recordTtlMs, MAX_TTL_MS),
-      attemptId: crypto.randomUUID(),
-      now,
-    })
+    retried(() => setup.store.startRun(request), setup.storeRetryMs)
   );
   if (!outcome.ok) throw new BoundaryError(outcome.code);
   const run = toRunContext(outcome.run);
