@@ -145,16 +145,35 @@ export class ToolBoundary {
   /**
    * Starts a run: validates the run ID (or generates one), fixes the deadline and budgets, and
    * creates the run's state in the store. A start the store failed (it threw) is tried again with
-   * the same attempt for up to `storeRetryMs`.
+   * the same attempt for up to `storeRetryMs`; with an `idempotencyKey`, a start the caller sends
+   * again (its answer lost) is the same start too, and returns the same run.
    *
-   * @param options Run ID, deadline or TTL, budget.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { ToolBoundary } from "@tool-boundary/core";
+   *
+   * const boundary = new ToolBoundary({ tools: [] });
+   * const key = crypto.randomUUID();
+   * const run = await boundary.startRun({ ttlMs: 60_000, idempotencyKey: key });
+   * // Sent again (say its answer was lost): the same run, not RUN_ALREADY_EXISTS.
+   * assert.deepEqual(await boundary.startRun({ ttlMs: 60_000, idempotencyKey: key }), run);
+   * // The key with other options is another start of the run ID the key names.
+   * await assert.rejects(
+   *   () => boundary.startRun({ ttlMs: 30_000, idempotencyKey: key }),
+   *   { code: "RUN_ALREADY_EXISTS" },
+   * );
+   * ```
+   *
+   * @param options Run ID, deadline or TTL, budget, idempotency key.
    * @returns The immutable run context to pass to every call.
    * @throws {BoundaryError} INVALID_RUN_ID, RUN_ALREADY_EXISTS, DEADLINE_EXCEEDED (a deadline
    *   not in the future) or STORE_UNAVAILABLE.
    * @throws {RangeError} When the deadline is not an integer epoch ms up to `MAX_EPOCH_MS`,
    *   `ttlMs` not an integer from 1 to `MAX_TTL_MS`, `budget.calls` not an integer from 1 to
-   *   `MAX_BUDGET`, or a `budget.perTool` key not well-formed Unicode or its value not an integer
-   *   from 0 to `MAX_BUDGET` (see `./limits.ts`).
+   *   `MAX_BUDGET`, a `budget.perTool` key not well-formed Unicode or its value not an integer
+   *   from 0 to `MAX_BUDGET` (see `./limits.ts`), or `idempotencyKey` not 1 to 255 visible ASCII
+   *   characters.
    * @throws {TypeError} When the `ledgerKey` is not a key pair (`d` not the private key of `x`,
    *   or WebCrypto refused it): no run is created.
    */

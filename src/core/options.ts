@@ -161,6 +161,16 @@ export interface StartRunOptions {
   ttlMs?: number;
   /** Call budgets. */
   budget?: RunBudget;
+  /**
+   * Makes the start safe to send again (after a failure whose outcome is unknown: a timeout, a
+   * STORE_UNAVAILABLE, a lost response): 1 to 255 visible ASCII characters (no space), unique
+   * per start, such as a UUID. The key and the other options are the start's attempt: a start
+   * sent again with both returns the run the first one started (while it lives), not
+   * RUN_ALREADY_EXISTS; the key with other options is another start, refused
+   * RUN_ALREADY_EXISTS. Without `runId`, the run ID is derived from the key (its SHA-256 in the
+   * form of a UUID), so every repeat names the same run.
+   */
+  idempotencyKey?: string;
 }
 
 /** Options of {@linkcode ToolBoundary.invoke}. */

@@ -231,11 +231,21 @@ export const ROUTES: readonly Route[] = [
           : errorResponse(c, "INVALID_REQUEST", toInputIssues(issues));
       },
     },
+    headers: [{
+      name: "Idempotency-Key",
+      description: "Makes the start safe to send again: a repeat with the same key and body " +
+        "answers 201 with the run (and agent token) the first started; the key with another " +
+        "body is 409. 1 to 255 visible ASCII characters. Without `runId`, the run ID is " +
+        "derived from the key.",
+      schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
+    }],
     responses: { 201: "StartedRun", 400: "Error", 409: "Error", 410: "Error", 413: "Error" },
     handle: async (c, { boundary, signer }, { data: body, sent }) => {
       const budget = perToolOf(sent);
       if ("issues" in budget) return errorResponse(c, "INVALID_REQUEST", budget.issues);
+      const key = c.req.header("idempotency-key");
       const run = await boundary.startRun({
+        ...(key === undefined ? {} : { idempotencyKey: key }),
         ...(body.runId === undefined ? {} : { runId: body.runId }),
         ...(body.deadline === undefined ? {} : {
           deadline: typeof body.deadline === "number" ? body.deadline : Date.parse(body.deadline),
