@@ -36,12 +36,12 @@
  *
  * @module
  */
+export { verifyRun } from "./verify_run.ts";
 export {
   MAX_BUNDLE_LENGTH,
   type RunVerdict,
   type VerifyOptions,
   type VerifyReason,
-  verifyRun,
 } from "./verify.ts";
 export type { RunBundle } from "../core/ledger.ts";
 export type { ReceiptCall, RecordProof, RunReceipt } from "../core/types.ts";
