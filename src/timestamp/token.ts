@@ -47,15 +47,20 @@ const OID = {
 
 const DIGESTS: ReadonlySet<string> = new Set([OID.sha256, OID.sha384, OID.sha512]);
 
-/** Signature algorithms a token or a certificate may use: RSA PKCS #1 v1.5 and ECDSA. */
-const SIGNATURES: ReadonlySet<string> = new Set([
-  "1.2.840.113549.1.1.1", // rsaEncryption, with the signer's digest
+/** Signature algorithms a certificate may be signed with: RSA PKCS #1 v1.5 and ECDSA. */
+const CERTIFICATE_SIGNATURES: ReadonlySet<string> = new Set([
   "1.2.840.113549.1.1.11", // sha256WithRSAEncryption
   "1.2.840.113549.1.1.12", // sha384WithRSAEncryption
   "1.2.840.113549.1.1.13", // sha512WithRSAEncryption
   "1.2.840.10045.4.3.2", // ecdsa-with-SHA256
   "1.2.840.10045.4.3.3", // ecdsa-with-SHA384
   "1.2.840.10045.4.3.4", // ecdsa-with-SHA512
+]);
+
+/** Signature algorithms of a token's signer: those, and rsaEncryption with the signer's digest. */
+const SIGNATURES: ReadonlySet<string> = new Set([
+  ...CERTIFICATE_SIGNATURES,
+  "1.2.840.113549.1.1.1",
 ]);
 
 /** Links of a certificate chain followed at most. */
@@ -229,7 +234,7 @@ function validAt(certificate: Certificate, at: number): boolean {
 }
 
 async function signedBy(certificate: Certificate, issuer: Certificate): Promise<boolean> {
-  if (!SIGNATURES.has(certificate.signatureAlgorithm.algorithmId)) return false;
+  if (!CERTIFICATE_SIGNATURES.has(certificate.signatureAlgorithm.algorithmId)) return false;
   try {
     return await certificate.verify(issuer);
   } catch {
