@@ -25,7 +25,23 @@ interface Arguments {
   startedAt: number | undefined;
 }
 
-/** Reads the arguments; `null` when they are not the program's. */
+/**
+ * Reads the program's arguments.
+ *
+ * @param args As the program got them.
+ * @returns The two files, the `--tsa` files, the run expected; `null` when they are not the
+ *   program's.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readArguments } from "./cli.ts";
+ * assert.deepEqual(readArguments(["b.json", "k.jwk", "--tsa", "ca.pem", "--run-id", "r1"]), {
+ *   bundle: "b.json", key: "k.jwk", tsa: ["ca.pem"], runId: "r1", startedAt: undefined,
+ * });
+ * assert.equal(readArguments(["b.json", "k.jwk", "--started-at", "1"]), null);
+ * ```
+ */
 export function readArguments(args: readonly string[]): Arguments | null {
   const files: string[] = [], tsa: string[] = [];
   let runId: string | undefined, startedAt: number | undefined;
