@@ -8,6 +8,8 @@
  * MCP_UPSTREAMS (JSON, see packages/mcp/gateway.ts), under `deno task dev:gateway`, makes it the
  * MCP gateway: the tools of those upstream MCP servers instead of the demo tools; those with a
  * `command` are run over stdio, and stopped with the server (SIGTERM, SIGINT).
+ * The ledger key (docs/proof.md) comes from LEDGER_KEY or is generated for this process; its
+ * public JWK is printed and served at GET /v1/ledger-key, so exported runs can be verified at once.
  * PORT picks the port (default 8787; 0 for any free one). The run inspector is served at /inspect
  * (INSPECTOR=off turns it off). Each failed call is logged with its code
  * and the error's name, never its message or any call data.
@@ -24,7 +26,7 @@
  * @module
  */
 import { Redis } from "@upstash/redis";
-import type { BoundaryEvent } from "@tool-boundary/core";
+import { type BoundaryEvent, generateLedgerKeys } from "@tool-boundary/core";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
 import {
   hostGuarded,
@@ -99,6 +101,7 @@ const env = Deno.env.toObject();
 const agentToken = env.AGENT_TOKEN || generated();
 const harnessToken = env.HARNESS_TOKEN || generated();
 const secret = env.SERVER_SECRET || `${generated()}${generated()}`;
+const ledgerKey = env.LEDGER_KEY || JSON.stringify((await generateLedgerKeys()).privateKey);
 // On unless INSPECTOR=off: the page holds no data and the server listens on loopback only.
 const inspector = env.INSPECTOR?.trim().toLowerCase() !== "off";
 const hostname = "127.0.0.1";
@@ -120,6 +123,7 @@ const { app, store, gateway, port } = await startOrExit(async () => {
         AGENT_TOKEN: agentToken,
         HARNESS_TOKEN: harnessToken,
         SERVER_SECRET: secret,
+        LEDGER_KEY: ledgerKey,
         INSPECTOR: inspector ? "on" : "off",
         MCP_ALLOWED_ORIGINS: [...ownOrigins, env.MCP_ALLOWED_ORIGINS ?? ""].join(","),
       },
@@ -146,7 +150,14 @@ const TRY_IT = (url: string) =>
     -H 'content-type: application/json' \\
     -d '{"toolCallId":"call_1","toolName":"search_runbook","input":{"query":"disk full"}}'
   curl -s $TB/v1/runs/$RUN/tool-calls/call_1 -H "authorization: Bearer $HARNESS"
-  curl -s -X POST $TB/v1/runs/$RUN/end -H "authorization: Bearer $HARNESS"`;
+  curl -s -X POST $TB/v1/runs/$RUN/end -H "authorization: Bearer $HARNESS"
+  curl -s $TB/v1/runs/$RUN/export -H "authorization: Bearer $HARNESS" > bundle.json
+  curl -s $TB/v1/ledger-key > public.jwk
+  npx -y deno@2 run --allow-read src/verify/mod.ts bundle.json public.jwk`;
+
+/** The ledger key's public half, as JSON text (the key was checked when the app was built). */
+const { kty, crv, x } = JSON.parse(ledgerKey) as JsonWebKey;
+const ledgerPublic = JSON.stringify({ kty, crv, x });
 
 const server = await startOrExit(async () => {
   try {
@@ -169,6 +180,7 @@ function onListen({ hostname, port }: Deno.NetAddr): void {
   agent token   (${from("AGENT_TOKEN")}): ${agentToken}
   harness token (${from("HARNESS_TOKEN")}): ${harnessToken}
   server secret (${from("SERVER_SECRET")}, not shown): run tokens and MCP sessions
+  ledger key    (${from("LEDGER_KEY")}): public JWK ${ledgerPublic} (GET /v1/ledger-key)
   ${
     gateway === null
       ? `demo tools: ${TOOLS.map((tool) => tool.name).join(", ")}`

@@ -20,7 +20,7 @@ import type { BoundaryResult, RunRef, ToolCallEnvelope } from "../core/types.ts"
 import { type AppEnv, runOf } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
 import { type McpServer, serveMcp } from "../mcp/server.ts";
-import { type RunVerdict, verifyRun } from "../verify/mod.ts";
+import { type RunVerdict, verifyBundle } from "../verify/verify.ts";
 import type { RunBundle } from "../core/ledger.ts";
 import { unreadableCallOf } from "../core/run/inspect.ts";
 import type { RouteDoc } from "./openapi.ts";
@@ -470,7 +470,7 @@ export const ROUTES: readonly Route[] = [
         ? null
         : bundle === null
         ? { ok: false, toolCallId: unreadable, reason: "ALTERED" }
-        : await verifyRun(bundle, key.publicKey, { keyId: key.keyId });
+        : await verifyBundle(bundle, key.publicKey, { keyId: key.keyId });
       return c.json({ verdict } satisfies Verdict, 200);
     },
   }),

@@ -876,9 +876,14 @@ export function inspectorMain(config: InspectorConfig): void {
           ? (keyId === receipt.keyId
             ? "the server's ledger key."
             : "not the server's key " + keyId + ".")
-          : "the server serves no ledger key.");
+          : "the server serves no ledger key.") +
+        (typeof receipt.timestamp === "string"
+          ? " It carries an RFC 3161 timestamp, not checked here (verifyRun with tsaCertificates)."
+          : "");
     } else if (typeof keyId !== "string" && signed === 0) {
-      text = "Unsigned: the server has no ledger key and no record carries a proof.";
+      text = "Unsigned: the server has no ledger key and no record carries a proof. " +
+        "To sign runs, give the boundary a ledger key: the ledgerKey option, or LEDGER_KEY " +
+        "(a private JWK, e.g. from `deno task keys`) for the edge servers (docs/proof.md).";
     } else {
       text = "Not sealed yet: " + signed + " of " + total + " record" + (total === 1 ? "" : "s") +
         " carry a proof" + (typeof keyId === "string" ? " (ledger key " + keyId + ")" : "") +

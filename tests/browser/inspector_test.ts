@@ -688,7 +688,9 @@ async function drive(t: Deno.TestContext, variant: Variant): Promise<void> {
         await page.locator("#proof-state[data-state]").waitFor();
         assert.equal(
           await page.locator("#proof-state").innerText(),
-          "Unsigned: the server has no ledger key and no record carries a proof.",
+          "Unsigned: the server has no ledger key and no record carries a proof. " +
+            "To sign runs, give the boundary a ledger key: the ledgerKey option, or LEDGER_KEY " +
+            "(a private JWK, e.g. from `deno task keys`) for the edge servers (docs/proof.md).",
         );
         assert.equal(await page.locator("#proof-state").getAttribute("data-state"), "unsigned");
         await page.locator("#proof-verdict[data-verdict]").waitFor();

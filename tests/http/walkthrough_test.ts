@@ -75,21 +75,27 @@ Deno.test("docs/http.md's curl walkthrough answers as the doc shows, step by ste
     const runId = `run-${Math.floor(Date.now() / 1000)}`;
     const env = { TB: `http://127.0.0.1:${port}`, AGENT: agent, HARNESS: harness, RUN: runId };
     const shown: string[] = [];
+    // Files the doc writes (bundle.json, public.jwk) land in a folder of the test's own.
+    const cwd = await Deno.makeTempDir();
     for (const step of steps) {
       const out = await new Deno.Command("bash", {
         args: ["-c", step.command],
+        cwd,
         env,
         stdin: "null",
       }).output();
       const body = new TextDecoder().decode(out.stdout);
       assert.equal(out.code, 0, `${step.command}\n${new TextDecoder().decode(out.stderr)}`);
       if (step.answer === null) {
-        JSON.parse(body); // Not shown: still an answer.
+        // Not shown: still an answer, on stdout or in the file the command writes.
+        const file = /> (\S+)$/.exec(step.command)?.[1];
+        JSON.parse(file === undefined ? body : await Deno.readTextFile(`${cwd}/${file}`));
       } else {
         assert.match(body, pattern(step.answer, runId), `${step.command}\n=> ${body}`);
       }
       shown.push(step.command.split("\n").at(-1)!.slice(0, 90));
     }
+    await Deno.remove(cwd, { recursive: true });
     // Every demo tool the walkthrough names is called in it, with an input.
     for (const tool of ["search_runbook", "search_logs", "export_traces", "trace_lookup"]) {
       assert.ok(steps.some((step) => step.command.includes(`"toolName":"${tool}"`)), tool);
