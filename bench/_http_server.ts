@@ -16,9 +16,9 @@
 import { Hono } from "hono";
 import { Redis } from "@upstash/redis";
 import { defineTool, type ProjectorOutput, ToolBoundary } from "../src/mod.ts";
-import { createApp } from "../src/http/mod.ts";
-import { MemoryStore } from "../src/stores/memory.ts";
-import { UpstashStore } from "../src/stores/upstash/mod.ts";
+import { createApp } from "../src/hono/mod.ts";
+import { MemoryStore } from "../src/memory/mod.ts";
+import { UpstashStore } from "../src/upstash/mod.ts";
 import { AGENT_TOKEN, type LogRaw, logRaw } from "./_common.ts";
 
 const HARNESS_TOKEN = "bench-harness-token-0123456789";

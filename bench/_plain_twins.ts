@@ -26,7 +26,7 @@ export interface PlainTwin {
 export const PLAIN_TWINS: readonly PlainTwin[] = [
   {
     name: "IdTable -> Map",
-    file: "stores/id_table.ts",
+    file: "memory/id_table.ts",
     stub: (original) => `export * from "${original}";\nexport const IdTable = Map;\n`,
   },
   {

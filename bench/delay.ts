@@ -9,7 +9,7 @@
  * @module
  */
 import { type RunContext, ToolBoundary } from "../src/mod.ts";
-import { UpstashStore } from "../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../src/upstash/mod.ts";
 import { BaselineStore } from "./baseline_store.ts";
 import { logRaw, ms, percentile, printTable, searchLogsTool, SMOKE } from "./_common.ts";
 import { startBenchFixture } from "./_fixture.ts";

@@ -13,7 +13,7 @@
  * read the p75 column, which stays put from run to run where the mean does not.
  */
 import { defineTool, ToolBoundary } from "../src/mod.ts";
-import { MemoryStore } from "../src/stores/memory.ts";
+import { MemoryStore } from "../src/memory/mod.ts";
 import {
   benchOptions,
   directCalls,

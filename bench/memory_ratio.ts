@@ -20,7 +20,7 @@
  * @module
  */
 import * as current from "../src/mod.ts";
-import { MemoryStore } from "../src/stores/memory.ts";
+import { MemoryStore } from "../src/memory/mod.ts";
 import { plainTrees } from "./_plain_twins.ts";
 import {
   directCalls,
@@ -105,7 +105,7 @@ async function treeRow(name: string, tree: Tree): Promise<Row> {
 /** The invoke row of a tree loaded from a `src/` folder elsewhere. */
 async function treeAt(name: string, src: URL): Promise<Row> {
   const mod = await import(new URL("mod.ts", src).href);
-  const memory = await import(new URL("stores/memory.ts", src).href);
+  const memory = await import(new URL("memory/mod.ts", src).href);
   return await treeRow(name, {
     defineTool: mod.defineTool,
     ToolBoundary: mod.ToolBoundary,

@@ -12,7 +12,7 @@
  * @module
  */
 import { ToolBoundary } from "../src/mod.ts";
-import { UpstashStore } from "../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../src/upstash/mod.ts";
 import { logRaw, ms, percentile, printTable, searchLogsTool, SMOKE } from "./_common.ts";
 import { startBenchFixture } from "./_fixture.ts";
 

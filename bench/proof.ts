@@ -12,8 +12,8 @@
  * @module
  */
 import { defineTool, generateLedgerKeys, type Store, ToolBoundary } from "../src/mod.ts";
-import { MemoryStore } from "../src/stores/memory.ts";
-import { UpstashStore } from "../src/stores/upstash/mod.ts";
+import { MemoryStore } from "../src/memory/mod.ts";
+import { UpstashStore } from "../src/upstash/mod.ts";
 import { startUpstashFixture } from "../tests/support/upstash_fixture.ts";
 import { rfc3161 } from "../src/timestamp/mod.ts";
 import { startTsa } from "../tests/support/tsa.ts";

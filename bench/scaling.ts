@@ -15,9 +15,9 @@
  * @module
  */
 import { defineTool, type ProjectorOutput, type RunContext, ToolBoundary } from "../src/mod.ts";
-import { MemoryStore } from "../src/stores/memory.ts";
+import { MemoryStore } from "../src/memory/mod.ts";
 import type { BeginRequest, Store } from "../src/core/store.ts";
-import { UpstashStore } from "../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../src/upstash/mod.ts";
 import { type LogRaw, logRaw, ms, percentile, printTable, SMOKE } from "./_common.ts";
 import { startBenchFixture } from "./_fixture.ts";
 

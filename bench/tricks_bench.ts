@@ -12,7 +12,7 @@ import { type JsonValue, snapshotJson, snapshotParsed } from "../src/core/json.t
 import { sha256Base64url } from "../src/core/ledger.ts";
 import { sha256Short } from "../src/core/sha256.ts";
 import { utf8ByteLength } from "../src/core/utf8.ts";
-import { IdTable } from "../src/stores/id_table.ts";
+import { IdTable } from "../src/memory/id_table.ts";
 import { benchOptions, FIGURE3_INPUT, logRaw } from "./_common.ts";
 
 let sink = 0;

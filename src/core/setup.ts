@@ -7,7 +7,7 @@
  */
 // The one arrow from the core to a store: `store` is optional and defaults to a MemoryStore
 // (API.md), which needs nothing but the core.
-import { MemoryStore } from "../stores/memory.ts";
+import { MemoryStore } from "../memory/store.ts";
 import {
   checkTtlMs,
   DEFAULT_AUTHORIZE_TIMEOUT_MS,

@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { ERROR_MESSAGES, type ErrorCode } from "../../src/mod.ts";
-import { utf8ByteLength } from "../../src/store.ts";
+import { utf8ByteLength } from "../../src/store/mod.ts";
 import { bundle } from "../runtime/setup.ts";
 import { unresolvedNames } from "../support/browser_script.ts";
 import { launch, type Page, wranglerBundle } from "./browser.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 import { storeConformance } from "../../src/testing/mod.ts";
 
 /** A store that has forgotten every run: most contract cases fail on it. */

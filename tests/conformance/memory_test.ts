@@ -1,4 +1,4 @@
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 import { storeConformance } from "../../src/testing/mod.ts";
 
 storeConformance({

@@ -2,7 +2,7 @@
  * The conformance suite itself: which cases each entry registers, and how they are named.
  */
 import assert from "node:assert/strict";
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 import {
   boundaryConformance,
   type ConformanceOptions,

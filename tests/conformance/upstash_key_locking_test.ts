@@ -4,7 +4,7 @@
  * `allow-key-locking` before redis-server sees it, as Upstash accepts it.
  */
 import assert from "node:assert/strict";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { storeConformance } from "../../src/testing/mod.ts";
 import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 

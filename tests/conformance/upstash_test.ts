@@ -5,7 +5,7 @@
  * suite runs with `batch: false` (upstash_unbatched_test.ts) and `keyLocking: true`
  * (upstash_key_locking_test.ts), each in its own file so that a parallel run spreads them.
  */
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { storeConformance } from "../../src/testing/mod.ts";
 import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 

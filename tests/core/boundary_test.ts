@@ -11,7 +11,7 @@ import {
   type RunContext,
   ToolBoundary,
 } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 import { CANARY_SECRET, createFakeToolkit } from "../../src/testing/mod.ts";
 
 function setup(options: { authorize?: () => boolean; limits?: { requestBytes?: number } } = {}) {

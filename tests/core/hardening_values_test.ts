@@ -24,9 +24,9 @@ import {
 } from "../../src/mod.ts";
 import { checkJson, snapshotJson } from "../../src/core/json.ts";
 import { validateProjection } from "../../src/core/progress.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
-import { createApp } from "../../src/http/mod.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import {
   hostileJsonArb,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { checkJson, isPlainObject, snapshotJson, snapshotParsed } from "../../src/core/json.ts";
 import { validateProjection } from "../../src/core/progress.ts";
-import { utf8ByteLength } from "../../src/store.ts";
+import { utf8ByteLength } from "../../src/store/mod.ts";
 
 const encoder = new TextEncoder();
 

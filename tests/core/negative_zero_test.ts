@@ -13,7 +13,7 @@ import {
   type Store,
   ToolBoundary,
 } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 import { STORES } from "../support/stores.ts";
 
 /** Every path in `value` that holds `-0`. */

@@ -26,7 +26,7 @@ import {
   type RunContext,
   ToolBoundary,
 } from "../../src/mod.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import {
   check,

@@ -9,7 +9,7 @@
  * Prints `RELIABILITY {...}` with the outcomes.
  */
 import { type BoundaryResult, defineTool, ToolBoundary } from "../../src/mod.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { check, checkEqual, figures, report } from "../reliability/figures.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
 

@@ -7,14 +7,14 @@ import {
   ToolBoundary,
   type ToolBoundaryOptions,
 } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 import {
   createApp,
   type CreateAppOptions,
   HTTP_ERROR_CODES,
   HTTP_STATUS_BY_CODE,
-} from "../../src/http/mod.ts";
-import { toolCallBodyLimit } from "../../src/http/body.ts";
+} from "../../src/hono/mod.ts";
+import { toolCallBodyLimit } from "../../src/hono/body.ts";
 import {
   BoundaryResultSchema,
   CanonicalRecordSchema,
@@ -22,7 +22,7 @@ import {
   RunContextSchema,
   RunEndSchema,
   ToolsSchema,
-} from "../../src/http/schemas.ts";
+} from "../../src/hono/schemas.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
 import { startHttpRun } from "../support/runs.ts";
 

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { ERROR_MESSAGES, ToolBoundary } from "../../src/mod.ts";
-import { createApp } from "../../src/http/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
 import { INSPECTOR_CSP, type InspectorApp, runInspector } from "../../src/inspector/mod.ts";
 import { inspectorMain } from "../../src/inspector/script.ts";
 import { INSPECTOR_MAIN_JS } from "../../src/inspector/app_js.ts";
@@ -55,7 +55,7 @@ Deno.test("createApp serves no inspector unless given one: /inspect is a JSON 40
 Deno.test("the JSON API's module graph does not carry the inspector: a bundle of the hono entry has none of it", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tb-hono-" });
   try {
-    const text = await Deno.readTextFile(await bundle("src/http/mod.ts", dir));
+    const text = await Deno.readTextFile(await bundle("src/hono/mod.ts", dir));
     assert.match(text, /function createApp\(/);
     for (const part of ["inspectorMain", "Run inspector", "INSPECTOR_CSP", "frame-ancestors"]) {
       assert.ok(!text.includes(part), part);

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { type Store, ToolBoundary } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { createApp } from "../../src/http/mod.ts";
-import { RunsPageSchema } from "../../src/http/schemas.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
+import { RunsPageSchema } from "../../src/hono/schemas.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
 import { STORES } from "../support/stores.ts";
 

@@ -12,10 +12,10 @@ import {
   type ToolBoundaryOptions,
   toolError,
 } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { createApp } from "../../src/http/mod.ts";
-import { CITATIONS_BODY_BYTES } from "../../src/http/body.ts";
-import { BoundaryResultSchema, CitationsSchema, RunCallsSchema } from "../../src/http/schemas.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
+import { CITATIONS_BODY_BYTES } from "../../src/hono/body.ts";
+import { BoundaryResultSchema, CitationsSchema, RunCallsSchema } from "../../src/hono/schemas.ts";
 import { startHttpRun } from "../support/runs.ts";
 import { STORES } from "../support/stores.ts";
 

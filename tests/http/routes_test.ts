@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { generateLedgerKeys, ToolBoundary } from "../../src/mod.ts";
-import { createApp } from "../../src/http/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
 import { runInspector } from "../../src/inspector/mod.ts";
-import { buildOpenApi } from "../../src/http/openapi.ts";
-import { pathGuards, ROUTES } from "../../src/http/routes.ts";
-import { schemaOf } from "../../src/http/schemas.ts";
+import { buildOpenApi } from "../../src/hono/openapi.ts";
+import { pathGuards, ROUTES } from "../../src/hono/routes.ts";
+import { schemaOf } from "../../src/hono/schemas.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
 
 const AGENT = "agent-token-0123456789abcdef";

@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { BoundaryError, defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { createApp } from "../../src/http/mod.ts";
-import { RunCallsSchema } from "../../src/http/schemas.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
+import { RunCallsSchema } from "../../src/hono/schemas.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
 
 const AGENT = "agent-token-0123456789abcdef";

@@ -6,7 +6,7 @@ import {
   signRunToken,
   verifyRunToken,
   verifySessionId,
-} from "../../src/http/run_token.ts";
+} from "../../src/hono/run_token.ts";
 
 const SECRET = "server-secret-0123456789abcdef-0123";
 const signer = new Signer(SECRET);

@@ -8,11 +8,11 @@
 import assert from "node:assert/strict";
 import { ToolBoundary } from "../../src/mod.ts";
 import type { Store } from "../../src/core/store.ts";
-import { createApp } from "../../src/http/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
 import { TOOL_CALL_ID_META } from "../../src/mod.ts";
-import { Signer, signRunToken } from "../../src/http/run_token.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { Signer, signRunToken } from "../../src/hono/run_token.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/fakes.ts";
 import { startHttpRun } from "../support/runs.ts";
 import { uniqueId } from "../support/stores.ts";

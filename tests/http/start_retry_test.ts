@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { type Store, ToolBoundary } from "../../src/mod.ts";
-import { createApp } from "../../src/http/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/fakes.ts";
 import { STORES, uniqueId } from "../support/stores.ts";
 import { withSharedUpstashFixture } from "../support/upstash_fixture.ts";

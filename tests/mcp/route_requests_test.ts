@@ -9,8 +9,8 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
-import { createApp, type CreateAppOptions } from "../../src/http/mod.ts";
-import { MCP_UNAUTHENTICATED_MESSAGE } from "../../src/http/mcp_guards.ts";
+import { createApp, type CreateAppOptions } from "../../src/hono/mod.ts";
+import { MCP_UNAUTHENTICATED_MESSAGE } from "../../src/hono/mcp/guards.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";

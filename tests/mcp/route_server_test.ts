@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
-import { createApp } from "../../src/http/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
 import { TOOL_CALL_ID_META } from "../../src/mod.ts";
 import { STORES } from "../support/stores.ts";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "../runtime/flow.ts";

@@ -3,7 +3,7 @@
  * it accepts a clean one and refuses an edited one, as verifyRun does.
  */
 import assert from "node:assert/strict";
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 import { verifyRun } from "../../src/verify/mod.ts";
 import { keys, sealedRun } from "./_run.ts";
 

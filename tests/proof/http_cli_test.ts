@@ -2,10 +2,10 @@
  * `GET /v1/runs/:runId/export`, `GET /v1/ledger-key`, and the verify command on a bundle file.
  */
 import assert from "node:assert/strict";
-import { createApp } from "../../src/http/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { memoryStateForTests } from "../../src/stores/memory_state.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { memoryStateForTests } from "../../src/memory/state.ts";
 import { verifyRun } from "./_verify.ts";
 import { keys, lookup, otherKeys } from "./_run.ts";
 

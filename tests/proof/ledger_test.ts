@@ -3,7 +3,7 @@
  */
 import assert from "node:assert/strict";
 import { type BoundaryEvent, generateLedgerKeys, ToolBoundary } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 import { canonicalJson } from "../../src/core/json.ts";
 import { recordHash, thumbprint } from "../../src/core/ledger.ts";
 import { verifyRun } from "../../src/verify/mod.ts";

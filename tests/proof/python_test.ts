@@ -210,7 +210,7 @@ Deno.test("docs/verify.py exits as the verify command does: 0, 1 with the verdic
   try {
     // A bundle of the by-hand test's kind: made here by the boundary.
     const { sealedRun, keys } = await import("./_run.ts");
-    const { MemoryStore } = await import("../../src/stores/memory.ts");
+    const { MemoryStore } = await import("../../src/memory/mod.ts");
     const { boundary, runId } = await sealedRun(new MemoryStore());
     const bundle = await boundary.exportRun(runId);
     await Deno.writeTextFile(`${dir}/public.jwk`, JSON.stringify(keys.publicKey));

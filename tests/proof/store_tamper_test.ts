@@ -6,15 +6,15 @@
  */
 import assert from "node:assert/strict";
 import type { StoredRecord } from "../../src/core/store.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { IdTable } from "../../src/stores/id_table.ts";
-import { memoryStateForTests } from "../../src/stores/memory_state.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { IdTable } from "../../src/memory/id_table.ts";
+import { memoryStateForTests } from "../../src/memory/state.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { verifyRun } from "./_verify.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
 import { recordHash } from "../../src/core/ledger.ts";
 import { UnreadableRecordError } from "../../src/core/run/inspect.ts";
-import { createApp } from "../../src/http/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
 import { BoundaryError } from "../../src/mod.ts";
 import { defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
 import { uniqueId } from "../support/stores.ts";

@@ -12,8 +12,8 @@ import {
   type Store,
   ToolBoundary,
 } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { createApp } from "../../src/http/mod.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
 import {
   checkLedgerKey,
   fromBase64url,

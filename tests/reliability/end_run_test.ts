@@ -5,8 +5,8 @@
  */
 import fc from "fast-check";
 import { defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
-import type { CompleteOutcome } from "../../src/store.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import type { CompleteOutcome } from "../../src/store/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { check, checkEqual, figures, report } from "./figures.ts";
 import { httpOver, namedTool, onBothStores } from "./stores.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";

@@ -16,7 +16,7 @@ import {
   type ErrorCode,
   ToolBoundary,
 } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import { answered, check, checkEqual, envInt, type Figures, figures, report } from "./figures.ts";
 import { checkPrototypes, checkResultSafe } from "./model.ts";

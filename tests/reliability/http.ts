@@ -6,8 +6,8 @@
  * @module
  */
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
-import { createApp } from "../../src/http/mod.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import { startUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 import { check, type Figures } from "./figures.ts";

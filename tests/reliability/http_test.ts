@@ -6,7 +6,7 @@
  * for the canary, the Upstash token and URL.
  */
 import { ERROR_MESSAGES } from "../../src/mod.ts";
-import { HTTP_ERROR_MESSAGES } from "../../src/http/mod.ts";
+import { HTTP_ERROR_MESSAGES } from "../../src/hono/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import { check, checkEqual, figures, report } from "./figures.ts";
 import { AGENT_TOKEN, HARNESS_TOKEN, jsonInit, startHttpSystem } from "./http.ts";

@@ -19,7 +19,7 @@ import {
   ToolBoundary,
 } from "../../src/mod.ts";
 import { isDeepStrictEqual } from "node:util";
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import { check, checkEqual, type Figures } from "./figures.ts";
 import { MODEL_LIMITS, MODEL_TOOLS, modelTools, T_BUDGET, type ToolCounters } from "./tools.ts";

@@ -5,9 +5,9 @@
  */
 import fc from "fast-check";
 import { ToolBoundary } from "../../src/mod.ts";
-import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS, type StartRunRequest } from "../../src/store.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
-import { SCRIPTS } from "../../src/stores/upstash/scripts.ts";
+import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS, type StartRunRequest } from "../../src/store/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
+import { SCRIPTS } from "../../src/upstash/scripts.ts";
 import { check, checkEqual, figures, report } from "./figures.ts";
 import { httpOver, namedTool, onBothStores } from "./stores.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
 
 Deno.test("regression: a key whose record expired stays used in its run (no second execution, no fact twice)", async () => {
   let now = Date.UTC(2026, 5, 1);

@@ -13,7 +13,7 @@ import {
   ToolBoundary,
   type ToolBoundaryOptions,
 } from "../../src/mod.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/fakes.ts";
 import { STORES, uniqueId } from "../support/stores.ts";
 import { withSharedUpstashFixture } from "../support/upstash_fixture.ts";

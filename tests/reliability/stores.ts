@@ -6,9 +6,9 @@
  * @module
  */
 import { type AnyToolDefinition, defineTool, type ToolBoundary } from "../../src/mod.ts";
-import { createApp } from "../../src/http/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import type { Store } from "../../src/core/store.ts";
 import { startSharedUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 

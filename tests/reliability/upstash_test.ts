@@ -11,7 +11,7 @@
  */
 import fc from "fast-check";
 import { type BoundaryResult, defineTool, ToolBoundary } from "../../src/mod.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import { programArb } from "./arbitraries.ts";
 import { check, checkEqual, envInt, figures, report } from "./figures.ts";

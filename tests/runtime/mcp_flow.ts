@@ -104,7 +104,7 @@ export async function mcpRun(base: string, harness: string): Promise<string[]> {
   }
 }
 
-/** The body of a route's refusal (`errorResponse` of src/http/status.ts). */
+/** The body of a route's refusal (`errorResponse` of src/hono/status.ts). */
 const refusal = (code: string, message: string) => ({ status: "ERROR", code, message });
 
 /**

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { hashOf, IdTable } from "../../src/stores/id_table.ts";
+import { hashOf, IdTable } from "../../src/memory/id_table.ts";
 
 /** Pairs of distinct keys with the same hash, found by search: the table's collision path. */
 function collidingKeys(pairs: number): string[] {

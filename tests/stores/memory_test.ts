@@ -7,8 +7,8 @@ import { PendingBeginRequest } from "../../src/core/begin_request.ts";
 import { PendingDigest, requestDigest } from "../../src/core/digest.ts";
 import type { BeginRequest } from "../../src/core/store.ts";
 import { type BoundaryEvent, defineTool, ToolBoundary } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { memoryStateForTests } from "../../src/stores/memory_state.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { memoryStateForTests } from "../../src/memory/state.ts";
 import { startStoreRun } from "../support/runs.ts";
 
 function fakeClock(start = Date.UTC(2026, 0, 1)) {

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { BoundaryError } from "../../src/core/errors.ts";
 import type { BeginRequest, CompleteOutcome } from "../../src/core/store.ts";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { startStoreRun } from "../support/runs.ts";
 import { type UpstashFixture, withSharedUpstashFixture } from "../support/upstash_fixture.ts";
 

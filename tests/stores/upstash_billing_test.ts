@@ -8,10 +8,10 @@
  */
 import assert from "node:assert/strict";
 import type { CompleteOutcome } from "../../src/core/store.ts";
-import { createApp } from "../../src/http/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
 import { type RunEnd, TOOL_CALL_ID_META, ToolBoundary } from "../../src/mod.ts";
-import { MIN_FACT_BYTES } from "../../src/store.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { MIN_FACT_BYTES } from "../../src/store/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/fakes.ts";
 import { startSharedUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { ToolBoundary } from "../../src/core/boundary.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/mod.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { BoundaryError } from "../../src/core/errors.ts";
-import { RedisStoreError, UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { RedisStoreError, UpstashStore } from "../../src/upstash/mod.ts";
 import { REDIS_CLIENT_OPTIONS } from "../../edge/app.ts";
 import { freePort } from "../runtime/process.ts";
 import { withSharedUpstashFixture } from "../support/upstash_fixture.ts";

@@ -8,13 +8,13 @@
 import assert from "node:assert/strict";
 import { ToolBoundary } from "../../src/core/boundary.ts";
 import { generateLedgerKeys } from "../../src/core/ledger.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import {
   KEY_LOCKING_READ_ONLY_SHEBANG,
   KEY_LOCKING_SHEBANG,
   keyLockingSource,
   SCRIPTS,
-} from "../../src/stores/upstash/scripts.ts";
+} from "../../src/upstash/scripts.ts";
 import { createFakeToolkit } from "../../src/testing/mod.ts";
 import { startStoreRun } from "../support/runs.ts";
 import { stripKeyLocking } from "../support/upstash_endpoint.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { entryBound, entryBytes, packBySize } from "../../src/stores/upstash/batch.ts";
+import { entryBound, entryBytes, packBySize } from "../../src/upstash/batch.ts";
 
 /** The packing by exact sizes alone, as the batcher packed before it had bounds. */
 function packExactly(sizes: readonly number[], max: number): number[][] {

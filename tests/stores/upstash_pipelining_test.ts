@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { REDIS_CLIENT_OPTIONS } from "../../edge/app.ts";
 import { BoundaryError } from "../../src/core/errors.ts";
 import type { CompleteOutcome } from "../../src/core/store.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { withSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 const MIB = 1024 * 1024;

@@ -19,7 +19,7 @@ import assert from "node:assert/strict";
 import { ToolBoundary } from "../../src/core/boundary.ts";
 import { BoundaryError } from "../../src/core/errors.ts";
 import type { CompleteOutcome, StartRunRequest } from "../../src/core/store.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { startStoreRun } from "../support/runs.ts";
 import { type UpstashFixture, withUpstashFixture } from "../support/upstash_fixture.ts";
 

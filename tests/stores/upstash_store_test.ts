@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { BoundaryError } from "../../src/core/errors.ts";
 import type { CompleteOutcome, StoredRecord } from "../../src/core/store.ts";
 import { ToolBoundary } from "../../src/core/boundary.ts";
-import { RedisStoreError, UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { RedisStoreError, UpstashStore } from "../../src/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/mod.ts";
 import { startStoreRun } from "../support/runs.ts";
 import { withSharedUpstashFixture, withUpstashFixture } from "../support/upstash_fixture.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { TimeLimit } from "../../src/stores/upstash/time_limit.ts";
+import { TimeLimit } from "../../src/upstash/time_limit.ts";
 
 const never = () => new Promise<never>(() => {});
 

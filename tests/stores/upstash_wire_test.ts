@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { CompleteOutcome, StoredRecord } from "../../src/core/store.ts";
-import { type UpstashRedisClient, UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { type UpstashRedisClient, UpstashStore } from "../../src/upstash/mod.ts";
 import { startStoreRun } from "../support/runs.ts";
 import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 

@@ -6,8 +6,8 @@
  * @module
  */
 import type { Store } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
 import { startSharedUpstashFixture } from "./upstash_fixture.ts";
 
 /** A store under test, and how to stop what it needs. */

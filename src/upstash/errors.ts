@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { BoundaryError } from "../../core/errors.ts";
+import { BoundaryError } from "../core/errors.ts";
 
 const MAX_DETAIL = 200;
 /** How many causes deep a failure is kept (a fetch error's cause, and that cause's). */

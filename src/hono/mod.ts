@@ -72,8 +72,8 @@ import {
   jsonBody,
   toolCallBodyLimit,
 } from "./body.ts";
-import { mcpServer } from "../mcp/server.ts";
-import { originGuard, originList, withoutChallenge } from "./mcp_guards.ts";
+import { mcpServer } from "./mcp/server.ts";
+import { originGuard, originList, withoutChallenge } from "./mcp/guards.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
 import { Signer, verifyRunToken } from "./run_token.ts";

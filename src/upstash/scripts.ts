@@ -29,7 +29,7 @@
  *
  * @module
  */
-import { MIN_FACT_BYTES } from "../../core/limits.ts";
+import { MIN_FACT_BYTES } from "../core/limits.ts";
 
 /** A Lua script and its SHA-1, as `EVALSHA` wants it. */
 export interface LuaScript {

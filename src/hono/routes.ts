@@ -19,7 +19,7 @@ import type { RunsPage } from "../core/store.ts";
 import type { BoundaryResult, RunRef, ToolCallEnvelope } from "../core/types.ts";
 import { type AppEnv, runOf } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
-import { type McpServer, serveMcp } from "../mcp/server.ts";
+import { type McpServer, serveMcp } from "./mcp/server.ts";
 import { type RunVerdict, verifyBundle } from "../verify/verify.ts";
 import type { RunBundle } from "../core/ledger.ts";
 import { unreadableCallOf } from "../core/run/inspect.ts";

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { utf8ByteLength } from "../../core/utf8.ts";
+import { utf8ByteLength } from "../core/utf8.ts";
 import { isNoScript } from "./errors.ts";
 
 /**

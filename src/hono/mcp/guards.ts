@@ -7,7 +7,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { AppEnv } from "./auth.ts";
+import type { AppEnv } from "../auth.ts";
 
 /**
  * The message of the MCP route's 401. MCP clients read a `WWW-Authenticate: Bearer` challenge

@@ -1,18 +1,4 @@
-/**
- * `MemoryStore`: the embedded, in-process canonical store. The default when a `ToolBoundary`
- * gets no store.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { MemoryStore } from "@tool-boundary/core/memory";
- * import { ToolBoundary } from "@tool-boundary/core";
- * const boundary = new ToolBoundary({ store: new MemoryStore(), tools: [] });
- * assert.ok(boundary.store instanceof MemoryStore);
- * ```
- *
- * @module
- */
+/** `MemoryStore`, the class: the default store of a `ToolBoundary` (`./mod.ts` is the entry). */
 import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { completeTransition, summarizeCall } from "../core/lifecycle.ts";
 import { PendingBeginRequest, takeDigestsLater } from "../core/begin_request.ts";
@@ -61,7 +47,7 @@ import type {
 } from "../core/store.ts";
 import { utf8ByteLength } from "../core/utf8.ts";
 import { IdTable } from "./id_table.ts";
-import { digestOf, exposeState, type RunEntry } from "./memory_state.ts";
+import { digestOf, exposeState, type RunEntry } from "./state.ts";
 
 /** Options of {@linkcode MemoryStore}. */
 export interface MemoryStoreOptions {

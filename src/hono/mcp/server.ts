@@ -19,15 +19,15 @@
  * @module
  */
 import type { Context } from "hono";
-import { isSafeToolCallId, TOOL_CALL_ID_META } from "../core/ids.ts";
-import type { ToolBoundary } from "../core/boundary.ts";
-import type { BoundaryResult } from "../core/types.ts";
-import { type AppEnv, runOf } from "../http/auth.ts";
-import { readBodyText } from "../http/body.ts";
-import { newSessionId, type Signer, verifySessionId } from "../http/run_token.ts";
-import { callError } from "../http/status.ts";
+import { isSafeToolCallId, TOOL_CALL_ID_META } from "../../core/ids.ts";
+import type { ToolBoundary } from "../../core/boundary.ts";
+import type { BoundaryResult } from "../../core/types.ts";
+import { type AppEnv, runOf } from "../auth.ts";
+import { readBodyText } from "../body.ts";
+import { newSessionId, type Signer, verifySessionId } from "../run_token.ts";
+import { callError } from "../status.ts";
 import { InFlightCalls, type RpcId } from "./in_flight.ts";
-import { modelView } from "../core/model_view.ts";
+import { modelView } from "../../core/model_view.ts";
 
 /** The MCP revisions served, newest first. */
 export const MCP_PROTOCOL_VERSIONS = [

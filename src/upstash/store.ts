@@ -3,10 +3,10 @@
  *
  * @module
  */
-import { type ErrorCode, isErrorCode } from "../../core/errors.ts";
-import { checkFailure } from "../../core/failure.ts";
-import { isSafeRunId, isSafeToolCallId } from "../../core/ids.ts";
-import { applyOutcome, isValidOutcome, summarizeCall } from "../../core/lifecycle.ts";
+import { type ErrorCode, isErrorCode } from "../core/errors.ts";
+import { checkFailure } from "../core/failure.ts";
+import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
+import { applyOutcome, isValidOutcome, summarizeCall } from "../core/lifecycle.ts";
 import {
   checkBeginRequest,
   checkCompleteRequest,
@@ -17,11 +17,11 @@ import {
   checkStartRunRequest,
   MAX_TIMER_MS,
   setOwnBudget,
-} from "../../core/limits.ts";
-import { projectingRecord } from "../../core/records.ts";
-import { pageOf } from "../../core/runs_page.ts";
-import { checkRecordProof } from "../../core/ledger.ts";
-import type { RecordProof } from "../../core/types.ts";
+} from "../core/limits.ts";
+import { projectingRecord } from "../core/records.ts";
+import { pageOf } from "../core/runs_page.ts";
+import { checkRecordProof } from "../core/ledger.ts";
+import type { RecordProof } from "../core/types.ts";
 import type {
   BeginReply,
   BeginRequest,
@@ -49,8 +49,8 @@ import type {
   Store,
   StoredRecord,
   StoreRefusal,
-} from "../../core/store.ts";
-import type { EvidenceStatus, RecordStatus, ToolFailure } from "../../core/types.ts";
+} from "../core/store.ts";
+import type { EvidenceStatus, RecordStatus, ToolFailure } from "../core/types.ts";
 import { ScriptBatcher, sendOne, type SentScript, type UpstashPipeline } from "./batch.ts";
 import { TimeLimit } from "./time_limit.ts";
 import { RedisStoreError, storeUnavailable } from "./errors.ts";

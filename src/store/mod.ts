@@ -52,17 +52,17 @@ export type {
   StartRunRequest,
   StoredRecord,
   StoreRefusal,
-} from "./core/store.ts";
-export { factRowOf, projectingRecord } from "./core/records.ts";
-export { checkFailure, readFailure } from "./core/failure.ts";
-export { type RunsCursor, runsCursor } from "./core/runs_page.ts";
+} from "../core/store.ts";
+export { factRowOf, projectingRecord } from "../core/records.ts";
+export { checkFailure, readFailure } from "../core/failure.ts";
+export { type RunsCursor, runsCursor } from "../core/runs_page.ts";
 export {
   applyOutcome,
   completeTransition,
   isSameOutcome,
   isValidOutcome,
   summarizeCall,
-} from "./core/lifecycle.ts";
+} from "../core/lifecycle.ts";
 export {
   checkBeginRequest,
   checkCompleteRequest,
@@ -78,8 +78,13 @@ export {
   ownBudget,
   REQUEST_DIGEST_PATTERN,
   setOwnBudget,
-} from "./core/limits.ts";
-export { isSafeRunId, isSafeToolCallId, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "./core/ids.ts";
-export { utf8ByteLength } from "./core/utf8.ts";
-export { requestDigest } from "./core/digest.ts";
-export { canonicalJson } from "./core/json.ts";
+} from "../core/limits.ts";
+export {
+  isSafeRunId,
+  isSafeToolCallId,
+  RUN_ID_PATTERN,
+  TOOL_CALL_ID_PATTERN,
+} from "../core/ids.ts";
+export { utf8ByteLength } from "../core/utf8.ts";
+export { requestDigest } from "../core/digest.ts";
+export { canonicalJson } from "../core/json.ts";
