@@ -14,7 +14,10 @@
  *   it on). The page holds no data: it reads runs with the harness token typed into it.
  * - `MCP_ALLOWED_ORIGINS`: optional, the origins (comma-separated, e.g.
  *   `https://app.example.com,http://localhost:5173`) whose browser pages may use the MCP route;
- *   a request with any other `Origin` is refused with 403 (`createApp({ allowedOrigins })`).
+ *   a request with any other `Origin` is refused with 403 (`mcpRoute({ allowedOrigins })`).
+ *
+ * The run inspector and the MCP route are served only by the entry points that pass them
+ * ({@linkcode EdgeOptions}); every entry of this folder does.
  *
  * Every variable is read and checked here, for every runtime: a mistake is a
  * {@linkcode StartupError}, one line that names the variable and its rule, which the process
@@ -31,7 +34,8 @@ import {
   type ToolBoundaryOptions,
 } from "@tool-boundary/core";
 import { type AppEnv, createApp } from "@tool-boundary/core/hono";
-import { runInspector } from "@tool-boundary/core/inspector";
+import type { InspectorApp } from "@tool-boundary/core/inspector";
+import type { McpRoute, McpRouteOptions } from "@tool-boundary/core/mcp";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { type UpstashRedisClient, UpstashStore } from "@tool-boundary/core/upstash";
 import { BoundaryError } from "@tool-boundary/core";
@@ -106,6 +110,28 @@ export const REDIS_CLIENT_OPTIONS: {
   retry: Object.freeze({ retries: 1 as const, backoff: () => 100 }),
 });
 
+/**
+ * What an entry point serves besides the JSON API. The run inspector and the MCP route are
+ * entries of their own (`@tool-boundary/core/inspector`, `@tool-boundary/core/mcp`): an entry
+ * that does not pass them does not carry them in its bundle.
+ */
+export interface EdgeOptions {
+  /** The tools to serve. @default TOOLS from edge/tools.ts */
+  tools?: readonly AnyToolDefinition[];
+  /** Receives the boundary's events (for logs). @default none */
+  observe?: ToolBoundaryOptions["observe"];
+  /**
+   * `runInspector` of `@tool-boundary/core/inspector`: served at `/inspect` when INSPECTOR is
+   * `on`. Without it INSPECTOR=on is a StartupError. @default none
+   */
+  inspector?: () => InspectorApp;
+  /**
+   * `mcpRoute` of `@tool-boundary/core/mcp`: served when SERVER_SECRET is set, with the origins
+   * of MCP_ALLOWED_ORIGINS. Without it SERVER_SECRET still gives run tokens. @default none
+   */
+  mcp?: (options: McpRouteOptions) => McpRoute;
+}
+
 /** The app and what it was built with. */
 export interface EdgeApp {
   /** The Hono app. */
@@ -125,21 +151,21 @@ export interface EdgeApp {
  *
  * @param config Environment or bindings.
  * @param redis Makes the Redis client; used only when both Upstash variables are set.
- * @param tools The tools to serve. @default TOOLS from edge/tools.ts
- * @param observe Receives the boundary's events (for logs); none when omitted.
+ * @param options The tools, the observer, and the inspector and MCP route when served.
  * @returns The app and the store kind.
  * @throws {StartupError} When a variable is missing or breaks its rule: AGENT_TOKEN or
  *   HARNESS_TOKEN missing, not a bearer token of at least 16 characters, or the same; only one
  *   Upstash variable set; UPSTASH_PREFIX, SERVER_SECRET (at least 32 characters), LEDGER_KEY (the
- *   JSON text of an Ed25519 private JWK) or MCP_ALLOWED_ORIGINS not as they must be; or two
- *   upstreams of MCP_UPSTREAMS that serve a tool of the same name.
+ *   JSON text of an Ed25519 private JWK) or MCP_ALLOWED_ORIGINS not as they must be; INSPECTOR
+ *   `on` without `options.inspector`; or two upstreams of MCP_UPSTREAMS that serve a tool of the
+ *   same name.
  */
 export function buildEdgeApp(
   config: EdgeConfig,
   redis: RedisFactory,
-  tools: readonly AnyToolDefinition[] = TOOLS,
-  observe?: ToolBoundaryOptions["observe"],
+  options: EdgeOptions = {},
 ): EdgeApp {
+  const { tools = TOOLS, observe } = options;
   const agentToken = config.AGENT_TOKEN?.trim();
   const harnessToken = config.HARNESS_TOKEN?.trim();
   if (!agentToken || !harnessToken) {
@@ -163,6 +189,14 @@ export function buildEdgeApp(
   const prefix = config.UPSTASH_PREFIX?.trim();
   const ledgerKey = ledgerKeyOf(config.LEDGER_KEY);
   const allowedOrigins = listOf(config.MCP_ALLOWED_ORIGINS);
+  const inspector = config.INSPECTOR?.trim().toLowerCase() === "on";
+  if (inspector && options.inspector === undefined) {
+    throw new StartupError("INSPECTOR", "is on, but this entry point has no run inspector");
+  }
+  // Checked with or without SERVER_SECRET: a mistake shows before it matters.
+  const mcp = options.mcp === undefined
+    ? undefined
+    : translated(() => options.mcp!(allowedOrigins.length > 0 ? { allowedOrigins } : {}));
   const upstash = url && token
     ? translated(() =>
       new UpstashStore({ redis: redis(url, token), ...(prefix ? { prefix } : {}) })
@@ -182,9 +216,10 @@ export function buildEdgeApp(
       boundary,
       agentToken,
       harnessToken,
-      ...(config.INSPECTOR?.trim().toLowerCase() === "on" ? { inspector: runInspector() } : {}),
+      ...(inspector ? { inspector: options.inspector!() } : {}),
       ...(secret ? { secret } : {}),
-      ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
+      // The MCP route needs the secret: its session IDs are signed.
+      ...(secret && mcp !== undefined ? { mcp } : {}),
       // Internal detail goes to the server log only, never into a response: one line, which
       // names the error and its causes and holds no URL.
       onError: (error, requestId) =>
@@ -203,7 +238,7 @@ const RULES: readonly [RegExp, string][] = [
   [/^Cannot create app: options\.agentToken (.+)$/, "AGENT_TOKEN"],
   [/^Cannot create app: options\.harnessToken (.+)$/, "HARNESS_TOKEN"],
   [/^Cannot create app: options\.secret (.+)$/, "SERVER_SECRET"],
-  [/^Cannot create app: options\.allowedOrigins (.+)$/, "MCP_ALLOWED_ORIGINS"],
+  [/^Cannot create MCP route: options\.allowedOrigins (.+)$/, "MCP_ALLOWED_ORIGINS"],
   [
     /^Cannot create app: the agent and harness tokens (must differ)$/,
     "AGENT_TOKEN and HARNESS_TOKEN",

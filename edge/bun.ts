@@ -12,6 +12,7 @@
  */
 import { Redis } from "@upstash/redis";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import { INSPECTOR_AND_MCP } from "./parts.ts";
 import { listenError, portOf, startOrExit } from "./startup.ts";
 
 declare const process: {
@@ -33,6 +34,7 @@ const { app, store, port } = await startOrExit(async () => {
   const built = buildEdgeApp(
     process.env,
     (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
+    INSPECTOR_AND_MCP,
   );
   await built.checkStore();
   return { ...built, port };

@@ -12,6 +12,7 @@
  */
 import { Redis } from "@upstash/redis/cloudflare";
 import { buildEdgeApp, type EdgeApp, type EdgeConfig, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import { INSPECTOR_AND_MCP } from "./parts.ts";
 
 let built: EdgeApp | undefined;
 
@@ -28,6 +29,7 @@ export default {
         built = buildEdgeApp(
           env,
           (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
+          INSPECTOR_AND_MCP,
         );
       } catch (error) {
         // Fail closed on every request until the bindings are fixed; say why in the log only.

@@ -28,6 +28,7 @@
 import { Redis } from "@upstash/redis";
 import { type BoundaryEvent, generateLedgerKeys } from "@tool-boundary/core";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import { INSPECTOR_AND_MCP } from "./parts.ts";
 import {
   hostGuarded,
   listenError,
@@ -128,8 +129,7 @@ const { app, store, gateway, port } = await startOrExit(async () => {
         MCP_ALLOWED_ORIGINS: [...ownOrigins, env.MCP_ALLOWED_ORIGINS ?? ""].join(","),
       },
       (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
-      gateway?.tools ?? TOOLS,
-      logFailure,
+      { ...INSPECTOR_AND_MCP, tools: gateway?.tools ?? TOOLS, observe: logFailure },
     );
     await built.checkStore();
     return { ...built, gateway, port };

@@ -40,6 +40,7 @@ import {
   REDIS_CLIENT_OPTIONS,
   StartupError,
 } from "./app.ts";
+import { INSPECTOR_AND_MCP } from "./parts.ts";
 import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
 
 /** Names only what to set, never a value; the exact reason goes to the log. */
@@ -69,14 +70,14 @@ async function build(env: EdgeConfig): Promise<EdgeApp> {
     throw new StartupError("MCP_UPSTREAMS", "names no upstream MCP server");
   }
   // The bindings' own checks, before any upstream traffic (the tools come later).
-  buildEdgeApp(env, redis, []);
+  buildEdgeApp(env, redis, { ...INSPECTOR_AND_MCP, tools: [] });
   let tools;
   try {
     tools = (await connectGateway(upstreams, { perRequest: true })).tools;
   } catch (error) {
     throw new UpstreamError(error);
   }
-  return buildEdgeApp(env, redis, tools);
+  return buildEdgeApp(env, redis, { ...INSPECTOR_AND_MCP, tools });
 }
 
 let built: EdgeApp | undefined;

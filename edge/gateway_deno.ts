@@ -18,6 +18,7 @@
  */
 import { Redis } from "@upstash/redis";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS, StartupError } from "./app.ts";
+import { INSPECTOR_AND_MCP } from "./parts.ts";
 import { listenError, portOf, startOrExit, upstreamsError } from "./startup.ts";
 import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
 import { stdioTransport } from "@tool-boundary/mcp/stdio";
@@ -40,7 +41,7 @@ const { app, store, gateway, port } = await startOrExit(async () => {
     const built = buildEdgeApp(
       env,
       (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
-      gateway.tools,
+      { ...INSPECTOR_AND_MCP, tools: gateway.tools },
     );
     await built.checkStore();
     return { ...built, gateway, port };

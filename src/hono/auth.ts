@@ -1,15 +1,14 @@
 /**
  * Bearer tokens and roles: the agent token may only submit tool calls, the harness token may do
  * everything. Tokens are checked when the app is made (fail closed) and compared in constant
- * time on every request. A run token (signed, see `run_token.ts`) is an agent token for one
+ * time on every request, without allocating: the header is read once and compared as it is. A run token (signed, see `run_token.ts`) is an agent token for one
  * run instance only: on any route of another run, or one without a run, it is FORBIDDEN; on a
  * later run started under the same ID its calls are RUN_NOT_FOUND, as the store's begin
  * refuses the instance it names (no instance keeps runs of its own to decide it).
  *
  * @module
  */
-import type { Context, MiddlewareHandler } from "hono";
-import { bearerAuth } from "hono/bearer-auth";
+import type { Context } from "hono";
 import type { RunRef } from "../core/types.ts";
 import { errorResponse } from "./status.ts";
 
@@ -95,9 +94,27 @@ export interface RunScope {
 
 /** How the guards check run tokens. */
 export interface RunTokenCheck {
-  /** The instance a genuine, unexpired run token names (MAC checked first), else `null`. */
-  scope(token: string): Promise<RunScope | null>;
+  /**
+   * The instance a genuine, unexpired run token names (MAC checked first), else `null`;
+   * synchronous when the token was checked (or signed) before and is held in memory.
+   */
+  scope(token: string): RunScope | null | Promise<RunScope | null>;
 }
+
+/**
+ * A check of a request before its handler: a refusal to answer with, or `undefined` to go on.
+ * Synchronous where it can be, so that a request that passes pays no turn of the event loop.
+ */
+export type Guard = (
+  c: Context<AppEnv>,
+) => Response | undefined | Promise<Response | undefined>;
+
+/**
+ * Answers a request without a valid bearer token. `challenge` is the `WWW-Authenticate` value
+ * RFC 6750 gives for the case (`Bearer realm=""`, `Bearer error="invalid_request"` or
+ * `Bearer error="invalid_token"`).
+ */
+export type Unauthenticated = (c: Context<AppEnv>, challenge: string) => Response;
 
 /**
  * The run a request of a run's route is for: the path's run ID and, for a run token, the
@@ -112,85 +129,114 @@ export function runOf(c: Context<AppEnv>): RunRef {
 
 const MIN_TOKEN_LENGTH = 16;
 const TOKEN_PATTERN = /^[A-Za-z0-9._~+/-]+=*$/;
-const encoder = new TextEncoder();
+const SCHEME = "bearer";
+const NO_TOKEN = 'Bearer realm=""';
+const MALFORMED = 'Bearer error="invalid_request"';
+const WRONG_TOKEN = 'Bearer error="invalid_token"';
+
+/** The app's 401: the error body, and the challenge in `WWW-Authenticate`. */
+const challenged: Unauthenticated = (c, challenge) => {
+  c.header("WWW-Authenticate", challenge);
+  return errorResponse(c, "UNAUTHENTICATED");
+};
 
 /**
- * The middleware each access level needs, made once per app.
+ * The bearer token of an `Authorization` header (`Bearer <token>`, the scheme in any case), or
+ * `null` when there is none or the header is not of that form.
+ */
+function bearerOf(header: string | undefined): string | null {
+  // "Bearer" in any case and a space, then the token (more spaces may come before it).
+  if (header === undefined || header.charCodeAt(6) !== 32) return null;
+  for (let i = 0; i < 6; i++) {
+    // `| 0x20` lower-cases a letter, and makes nothing else a letter.
+    if ((header.charCodeAt(i) | 0x20) !== SCHEME.charCodeAt(i)) return null;
+  }
+  const token = header.slice(7).trimStart();
+  return TOKEN_PATTERN.test(token) ? token : null;
+}
+
+/**
+ * The guard each access level needs, made once per app: the bearer token and the role, and for
+ * a run token the run of the path.
  *
  * @param tokens Both roles' tokens.
  * @param runTokens How run tokens are checked; without it no run token is accepted.
- * @returns A function from a route's access to its guards, in order.
+ * @returns A function from a route's access (and, for a route that answers its own 401, how) to
+ *   its guards, in order.
  * @throws {TypeError} When a token is missing, shorter than 16 characters, not a valid bearer
  *   token, or used by both roles.
  */
 export function accessGuards(
   tokens: Tokens,
   runTokens?: RunTokenCheck,
-): (access: Access) => MiddlewareHandler<AppEnv>[] {
+): (access: Access, unauthenticated?: Unauthenticated) => Guard[] {
   const agentTokens = tokenList("agentToken", tokens.agentToken);
   const harnessTokens = tokenList("harnessToken", tokens.harnessToken);
   if (agentTokens.some((token) => harnessTokens.includes(token))) {
     throw new TypeError("Cannot create app: the agent and harness tokens must differ");
   }
-  const agentKeys = agentTokens.map((token) => encoder.encode(token));
-  const harnessKeys = harnessTokens.map((token) => encoder.encode(token));
 
-  const authenticate = bearerAuth<AppEnv>({
-    verifyToken: async (token, c) => {
-      // Compare against every token so timing says nothing about which role matched.
-      const given = encoder.encode(token);
-      let role: Role | null = null;
-      for (const candidate of harnessKeys) {
-        if (constantTimeEqual(candidate, given) && role === null) role = "harness";
-      }
-      for (const candidate of agentKeys) {
-        if (constantTimeEqual(candidate, given) && role === null) role = "agent";
-      }
-      if (role === null && runTokens !== undefined) {
-        const scope = await runTokens.scope(token);
-        if (scope !== null) {
-          role = "agent";
-          c.set("runScope", scope);
-        }
-      }
-      if (role !== null) c.set("role", role);
-      return role !== null;
-    },
-    noAuthenticationHeader: { message: (c) => errorResponse(c, "UNAUTHENTICATED") },
-    invalidAuthenticationHeader: { message: (c) => errorResponse(c, "UNAUTHENTICATED") },
-    invalidToken: { message: (c) => errorResponse(c, "UNAUTHENTICATED") },
-  });
-  const harnessOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
-    if (c.get("role") !== "harness") return errorResponse(c, "FORBIDDEN");
-    await next();
-  };
-  // After the MAC and the claims: the run of the path is the token's. Its instance is the store's
-  // to check, in the begin of each call (the route passes the token's `startedAt` on).
-  const ownRunOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
-    const scope = c.get("runScope");
-    if (scope !== undefined && c.req.param("runId") !== scope.runId) {
-      return errorResponse(c, "FORBIDDEN");
+  /** The static role a token is, compared against every token: timing tells no role apart. */
+  const staticRole = (token: string): Role | null => {
+    let role: Role | null = null;
+    for (const candidate of harnessTokens) {
+      if (constantTimeEqual(candidate, token) && role === null) role = "harness";
     }
-    await next();
+    for (const candidate of agentTokens) {
+      if (constantTimeEqual(candidate, token) && role === null) role = "agent";
+    }
+    return role;
   };
-  const guards: Record<Access, MiddlewareHandler<AppEnv>[]> = {
-    public: [],
-    agent: [authenticate, ownRunOnly],
-    harness: [authenticate, harnessOnly],
+
+  /** After the token: the role the route needs, and for a run token the run of the path. */
+  const admit = (c: Context<AppEnv>, access: Role, role: Role, scope?: RunScope) => {
+    c.set("role", role);
+    if (access === "harness") return role === "harness" ? undefined : errorResponse(c, "FORBIDDEN");
+    if (scope === undefined) return undefined;
+    c.set("runScope", scope);
+    // After the MAC and the claims: the run of the path is the token's. Its instance is the
+    // store's to check, in the begin of each call (the route passes the token's `startedAt` on).
+    return c.req.param("runId") === scope.runId ? undefined : errorResponse(c, "FORBIDDEN");
   };
-  return (access) => guards[access];
+
+  const guard = (access: Role, unauthenticated: Unauthenticated): Guard => (c) => {
+    const header = c.req.header("authorization");
+    const token = bearerOf(header);
+    if (token === null) return unauthenticated(c, header ? MALFORMED : NO_TOKEN);
+    const role = staticRole(token);
+    if (role !== null) return admit(c, access, role);
+    if (runTokens === undefined) return unauthenticated(c, WRONG_TOKEN);
+    const scope = runTokens.scope(token);
+    const decide = (scope: RunScope | null) =>
+      scope === null ? unauthenticated(c, WRONG_TOKEN) : admit(c, access, "agent", scope);
+    return scope instanceof Promise ? scope.then(decide) : decide(scope);
+  };
+  return (access, unauthenticated = challenged) =>
+    access === "public" ? [] : [guard(access, unauthenticated)];
 }
 
 /**
  * Compares a presented token with a configured one in time that depends only on the configured
  * token's length (a server secret's length, not the guess), so timing reveals nothing about how
- * much of a guess was right. Synchronous: hashing both sides with WebCrypto on every request cost
- * about 75 µs per comparison.
+ * much of a guess was right. Synchronous and without allocations: hashing both sides with
+ * WebCrypto on every request cost about 75 µs per comparison. Both are bearer tokens (ASCII), so
+ * UTF-16 code units are their bytes.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { constantTimeEqual } from "./auth.ts";
+ *
+ * assert.equal(constantTimeEqual("agent-token-0123456789", "agent-token-0123456789"), true);
+ * assert.equal(constantTimeEqual("agent-token-0123456789", "agent-token-012345678"), false);
+ * assert.equal(constantTimeEqual("agent-token-0123456789", "agent-token-01234567890"), false);
+ * ```
  */
-export function constantTimeEqual(expected: Uint8Array, given: Uint8Array): boolean {
+export function constantTimeEqual(expected: string, given: string): boolean {
   let diff = expected.length ^ given.length;
   for (let i = 0; i < expected.length; i++) {
-    diff |= expected[i]! ^ (given[i] ?? 0);
+    // Past the end of `given`, charCodeAt is NaN, which `^` reads as 0.
+    diff |= expected.charCodeAt(i) ^ given.charCodeAt(i);
   }
   return diff === 0;
 }

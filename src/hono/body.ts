@@ -4,9 +4,9 @@
  *
  * @module
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import * as v from "valibot";
-import type { AppEnv } from "./auth.ts";
+import type { AppEnv, Guard } from "./auth.ts";
 import { errorResponse } from "./status.ts";
 
 /**
@@ -115,6 +115,11 @@ export interface JsonBody<S extends v.GenericSchema> {
   sent: Record<string, unknown>;
 }
 
+/** The one decoder of request bodies: `fatal`, so bytes that are not UTF-8 throw. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+const JSON_TYPE = /^application\/([\w.-]+\+)?json$/;
+
 /**
  * Reads a request body as UTF-8 text, at most `maxBytes` of it: a `Content-Length` past the limit
  * is refused before anything is read, and a body that grows past it is refused at the chunk that
@@ -130,9 +135,11 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
   const length = Number(request.headers.get("content-length") ?? 0);
   if (length > maxBytes) return null;
   if (request.body === null) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
   const reader = request.body.getReader();
+  // Most bodies come in one chunk: it is decoded as it is, with no copy.
+  let first: Uint8Array | undefined;
+  let rest: Uint8Array[] | undefined;
+  let size = 0;
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
@@ -141,42 +148,43 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
       await reader.cancel();
       return null;
     }
-    chunks.push(value);
+    if (first === undefined) first = value;
+    else (rest ??= []).push(value);
   }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
+  if (first === undefined) return "";
+  let bytes = first;
+  if (rest !== undefined) {
+    bytes = new Uint8Array(size);
+    bytes.set(first);
+    let offset = first.byteLength;
+    for (const chunk of rest) {
+      bytes.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
   }
   try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return utf8.decode(bytes);
   } catch {
     return ""; // not UTF-8: a parse error, as malformed JSON is
   }
 }
 
 /**
- * The middleware that admits a JSON body: media type, then the body read within its byte limit
+ * The guard that admits a JSON body: media type, then the body read within its byte limit
  * ({@linkcode readBodyText}), parsed once and checked with the schema. The handler reads the
  * result with {@linkcode bodyOf}.
  *
  * @param spec The route's body.
  * @param maxBytes The byte limit `spec.size` stands for.
- * @returns The middleware, in order.
+ * @returns The guard.
  */
 export function jsonBody<S extends v.GenericSchema>(
   spec: JsonBodySpec<S>,
   maxBytes: number,
-): MiddlewareHandler<AppEnv>[] {
-  const mediaType: MiddlewareHandler<AppEnv> = async (c, next) => {
+): Guard {
+  return async (c) => {
     const type = c.req.header("content-type")?.split(";")[0]?.trim().toLowerCase() ?? "";
-    if (!/^application\/([\w.-]+\+)?json$/.test(type)) {
-      return errorResponse(c, "UNSUPPORTED_MEDIA_TYPE");
-    }
-    await next();
-  };
-  const parse: MiddlewareHandler<AppEnv> = async (c, next) => {
+    if (!JSON_TYPE.test(type)) return errorResponse(c, "UNSUPPORTED_MEDIA_TYPE");
     const text = await readBodyText(c.req.raw, maxBytes);
     if (text === null) return spec.onTooLarge?.(c) ?? errorResponse(c, "REQUEST_TOO_LARGE");
     let value: unknown;
@@ -192,9 +200,8 @@ export function jsonBody<S extends v.GenericSchema>(
     const checked = v.safeParse(spec.schema, sent);
     if (!checked.success) return spec.onInvalid(c, checked.issues, sent);
     c.set("body", { data: checked.output, sent });
-    await next();
+    return undefined;
   };
-  return [mediaType, parse];
 }
 
 /**

@@ -3,17 +3,22 @@
  * Cloudflare Workers, Deno, Bun and anything else that speaks `fetch`.
  *
  * Routes: `POST /v1/runs`, `GET /v1/runs/{runId}`, `POST /v1/runs/{runId}/tool-calls`,
- * `POST /v1/runs/{runId}/mcp` (MCP, with a server `secret`),
  * `GET /v1/runs/{runId}/tool-calls/{toolCallId}`, `POST /v1/runs/{runId}/end`, `GET /v1/tools`,
- * `GET /healthz`, `GET /openapi.json`, and with an `inspector` (from
- * `@tool-boundary/core/inspector`) the run inspector's page at `GET /inspect`. Two bearer tokens:
+ * `GET /healthz`, `GET /openapi.json`; with an `mcp` route (from `@tool-boundary/core/mcp`) and a
+ * server `secret`, MCP at `POST /v1/runs/{runId}/mcp`; and with an `inspector` (from
+ * `@tool-boundary/core/inspector`) the run inspector's page at `GET /inspect`. The MCP route and
+ * the inspector are entries of their own, so an app (a Worker's bundle) without them does not
+ * carry them. Two bearer tokens:
  * the agent token may only submit tool calls, the harness token may do everything; with a
  * `secret`, each started run also gets its own agent token, valid on that run only. Every error is
  * JSON
  * (`{ status: "ERROR", code, message }`) with the status from {@linkcode HTTP_STATUS_BY_CODE}.
  *
  * Every route is one entry of a route table, which the app registers, the OpenAPI document
- * describes and the `405 Method Not Allowed` answers (with `Allow`) are derived from.
+ * describes and the `405 Method Not Allowed` answers (with `Allow`) are derived from. Each route
+ * is one handler that runs its checks in turn (token, path, body) as plain functions, and the
+ * documents (OpenAPI, the tool list) are made on their first request: a request pays for what it
+ * uses, and a cold start for nothing it does not.
  *
  * @example
  * ```ts
@@ -57,14 +62,13 @@
  * @module
  */
 import { Hono } from "hono";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { methodNotAllowed } from "hono/method-not-allowed";
-import { requestId } from "hono/request-id";
 import type { ToolBoundary } from "../core/boundary.ts";
 import { BoundaryError } from "../core/errors.ts";
 import type { InspectorApp } from "../inspector/types.ts";
-import { accessGuards, type AppEnv, type Role } from "./auth.ts";
+import type { McpRoute } from "../mcp/types.ts";
+import { accessGuards, type AppEnv, type Guard, type Role } from "./auth.ts";
 import {
   type BodySize,
   CITATIONS_BODY_BYTES,
@@ -72,11 +76,9 @@ import {
   jsonBody,
   toolCallBodyLimit,
 } from "./body.ts";
-import { mcpServer } from "./mcp/server.ts";
-import { originGuard, originList, withoutChallenge } from "./mcp/guards.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
-import { Signer, verifyRunToken } from "./run_token.ts";
+import { newSessionId, Signer, verifyRunToken, verifySessionId } from "./run_token.ts";
 import {
   type AnyErrorCode,
   errorResponse,
@@ -155,8 +157,10 @@ export interface CreateAppOptions {
    * The server secret (at least 32 characters; the same on every instance): signs run tokens
    * (`POST /v1/runs` then answers an `agentToken` valid on that run only, until its deadline,
    * and never on a later run started under the same ID)
-   * and MCP session IDs. Without it there are no run tokens and `POST /v1/runs/{runId}/mcp`
-   * answers 404. Nothing signed is stored; a new secret revokes every run token and session.
+   * and MCP session IDs. Without it there are no run tokens and no MCP route. Nothing signed is
+   * stored; a new secret revokes every run token and session. Each app keeps the MACs of the
+   * tokens and sessions it signed or checked in memory (at most 4,096), so one seen before costs
+   * no WebCrypto call; the claims of a token are checked on every request.
    */
   secret?: string;
   /**
@@ -168,14 +172,12 @@ export interface CreateAppOptions {
    */
   inspector?: InspectorApp;
   /**
-   * The origins whose browser pages may use the MCP route `POST /v1/runs/{runId}/mcp`, e.g.
-   * `["https://app.example.com"]` (scheme, host and port). A request that carries an `Origin`
-   * not on this list is refused with 403 before its token is read, as the MCP Streamable HTTP
-   * transport asks (DNS rebinding protection); one without `Origin` (an MCP client that is not a
-   * browser page) is served. Other routes do not read `Origin`.
-   * @default [] (every request that carries an Origin is refused on the MCP route)
+   * The MCP route to serve at `POST /v1/runs/{runId}/mcp`: `mcpRoute()` of
+   * `@tool-boundary/core/mcp` (its options name the browser origins allowed). It needs `secret`,
+   * which signs its session IDs. Its own entry, so an app without it does not load it.
+   * @default none: `POST /v1/runs/{runId}/mcp` is a 404
    */
-  allowedOrigins?: readonly string[];
+  mcp?: McpRoute;
 }
 
 /**
@@ -184,8 +186,8 @@ export interface CreateAppOptions {
  * @param options The boundary, the two roles' tokens, limits and hooks.
  * @returns The app; serve `app.fetch` on any runtime.
  * @throws {TypeError} When a token is missing, shorter than 16 characters, not a valid bearer
- *   token, or used by both roles, when `secret` is shorter than 32 characters, or when
- *   `allowedOrigins` lists something that is not an http or https origin.
+ *   token, or used by both roles, when `secret` is shorter than 32 characters, or when `mcp` is
+ *   given without `secret` or is not a route of `mcpRoute()`.
  *
  * @example
  * ```ts
@@ -216,13 +218,25 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
     throw new TypeError("Cannot create app: options.boundary must be a ToolBoundary");
   }
   const signer = options.secret === undefined ? null : new Signer(options.secret);
-  const mcpOrigins = originGuard(originList(options.allowedOrigins));
+  const mcpOption = options.mcp;
+  if (mcpOption !== undefined && typeof mcpOption?.mount !== "function") {
+    throw new TypeError(
+      "Cannot create app: options.mcp must be mcpRoute() of @tool-boundary/core/mcp",
+    );
+  }
+  if (mcpOption !== undefined && signer === null) {
+    throw new TypeError(
+      "Cannot create app: options.mcp needs options.secret (it signs MCP session IDs)",
+    );
+  }
   const guardsFor = accessGuards(
     options,
     signer === null ? undefined : {
-      scope: async (token) => {
-        const claims = await verifyRunToken(signer, token, Date.now());
-        return claims === null ? null : { runId: claims.runId, startedAt: claims.startedAt };
+      scope: (token) => {
+        const claims = verifyRunToken(signer, token, Date.now());
+        const scopeOf = (claims: { runId: string; startedAt: number } | null) =>
+          claims === null ? null : { runId: claims.runId, startedAt: claims.startedAt };
+        return claims instanceof Promise ? claims.then(scopeOf) : scopeOf(claims);
       },
     },
   );
@@ -232,22 +246,37 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
     citations: CITATIONS_BODY_BYTES,
   };
   const info = options.info ?? { title: "tool-boundary", version: "0.1.0" };
+  const mcp = mcpOption === undefined || signer === null ? null : mcpOption.mount({
+    boundary,
+    maxBytes: bodyBytes.toolCall,
+    info,
+    sessions: {
+      issue: (runId) => newSessionId(signer, runId),
+      check: (sessionId, runId) => verifySessionId(signer, sessionId, runId),
+    },
+  });
+  // The MCP route is served, documented and listed only when it is given.
+  const served = ROUTES.filter((route) => !route.mcp || mcp !== null);
+  let openapi: Record<string, unknown> | undefined;
+  let tools: ReturnType<RouteDeps["tools"]> | undefined;
+  let index: ReturnType<RouteDeps["index"]> | undefined;
   const deps: RouteDeps = {
     boundary,
-    openapi: buildOpenApi(ROUTES, info),
-    tools: toolList(boundary),
+    openapi: () => openapi ??= buildOpenApi(served, info),
+    tools: () => tools ??= toolList(boundary),
     signer,
-    mcp: signer === null ? null : mcpServer(boundary, signer, bodyBytes.toolCall, info),
-    index: {
-      name: info.title,
-      version: info.version,
-      openapi: "/openapi.json",
-      routes: ROUTES.map(({ method, path, summary }) => ({
-        method: method.toUpperCase(),
-        path: path.replace(/:(\w+)/g, "{$1}"),
-        summary,
-      })),
-    },
+    mcp,
+    index: () =>
+      index ??= {
+        name: info.title,
+        version: info.version,
+        openapi: "/openapi.json",
+        routes: served.map(({ method, path, summary }) => ({
+          method: method.toUpperCase(),
+          path: path.replace(/:(\w+)/g, "{$1}"),
+          summary,
+        })),
+      },
     home: options.inspector ? "inspect" : null,
   };
   const report = (error: unknown, c: Context<AppEnv>) => {
@@ -257,55 +286,63 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
       // A logging hook must never change a response.
     }
   };
+  const stamp = stamper();
+
+  /** One route: the request stamped, its checks in turn, then its handler. */
+  const serve =
+    (guards: readonly Guard[], handle: (c: Context<AppEnv>) => Response | Promise<Response>) =>
+    async (c: Context<AppEnv>): Promise<Response> => {
+      stamp(c);
+      for (const guard of guards) {
+        const checked = guard(c);
+        const refusal = checked instanceof Promise ? await checked : checked;
+        if (refusal !== undefined) return refusal;
+      }
+      return await handle(c);
+    };
 
   const app = new Hono<AppEnv>();
-  app.use(requestId());
-  app.use(async (c, next) => {
-    await next();
-    // Records hold raw tool data: never cached by a proxy, never sniffed by a browser.
-    c.res.headers.set("Cache-Control", "no-store");
-    c.res.headers.set("X-Content-Type-Options", "nosniff");
-  });
-  // A path that some route serves, with a method none does: 405 with the methods that are.
-  app.use(methodNotAllowed({
-    app,
-    onMethodNotAllowed: (c, methods) => {
-      c.header("Allow", methods.join(", "));
-      return errorResponse(c, "METHOD_NOT_ALLOWED");
-    },
-  }));
-
-  // Each route behind its guards, in this order: (the MCP route's Origin), token and role, path
-  // parameters, body.
-  for (const route of ROUTES) {
-    const access = guardsFor(route.access);
-    app.on(
-      route.method.toUpperCase(),
-      [route.path],
-      ...(route.mcp ? [mcpOrigins, ...access.map(withoutChallenge)] : access),
+  // Each route behind its checks, in this order: (the MCP route's Origin), token and role, path
+  // parameters, body. One handler per route, no middleware: Hono then runs it directly.
+  for (const route of served) {
+    const guards = [
+      ...(route.mcp ? [mcp!.precheck] : []),
+      ...guardsFor(route.access, route.mcp ? mcp!.unauthenticated : undefined),
       ...pathGuards(route.path),
-      ...(route.body === undefined ? [] : jsonBody(route.body, bodyBytes[route.body.size])),
-      (c) => route.handle(c, deps),
-    );
+      ...(route.body === undefined ? [] : [jsonBody(route.body, bodyBytes[route.body.size])]),
+    ];
+    app.on(route.method.toUpperCase(), route.path, serve(guards, (c) => route.handle(c, deps)));
   }
 
-  if (options.inspector !== undefined) app.route("/", options.inspector);
+  if (options.inspector !== undefined) {
+    // The inspector's own app, under the same request ID and headers.
+    const stamped: MiddlewareHandler<AppEnv> = async (c, next) => {
+      stamp(c);
+      await next();
+    };
+    app.use("/inspect", stamped);
+    app.use("/inspect/*", stamped);
+    app.route("/", options.inspector);
+  }
 
-  app.notFound((c) => errorResponse(c, "NOT_FOUND"));
+  // A path that some route serves, with a method none does: 405 with the methods that are.
+  const allowedOn = allowedMethods(app);
+  app.notFound((c) => {
+    stamp(c);
+    const allowed = allowedOn(c.req.path);
+    if (allowed.length === 0 || allowed.includes(c.req.method)) {
+      return errorResponse(c, "NOT_FOUND");
+    }
+    c.header("Allow", allowed.join(", "));
+    return errorResponse(c, "METHOD_NOT_ALLOWED");
+  });
   app.onError((error, c) => {
     if (error instanceof BoundaryError) {
       if (error.code === "STORE_UNAVAILABLE") report(error, c);
       return errorResponse(c, error.code);
     }
     if (error instanceof HTTPException) {
-      // Hono's own refusals: malformed JSON (400) and bearer-auth (which carries our response).
-      if (error.status === 401) {
-        c.header(
-          "WWW-Authenticate",
-          error.getResponse().headers.get("WWW-Authenticate") ?? "Bearer",
-        );
-        return errorResponse(c, "UNAUTHENTICATED");
-      }
+      // Hono's own refusals of a malformed or oversized request.
       if (error.status === 400) return errorResponse(c, "INVALID_REQUEST");
       if (error.status === 413) return errorResponse(c, "REQUEST_TOO_LARGE");
     }
@@ -315,4 +352,53 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
     return errorResponse(c, "INTERNAL_ERROR");
   });
   return app;
+}
+
+/**
+ * What every response of the app carries, set on the request's context before anything answers:
+ * the request ID (`X-Request-Id`: the one the request sent, when it is 1 to 255 of `A-Z a-z 0-9 _
+ * - =`, else a new UUID), and headers that keep records (raw tool data) out of caches and away
+ * from content sniffing.
+ */
+function stamper(): (c: Context<AppEnv>) => void {
+  return (c) => {
+    if (c.get("requestId") !== undefined) return;
+    const sent = c.req.header("x-request-id");
+    const id = sent !== undefined && sent.length > 0 && sent.length <= 255 && !UNSAFE_ID.test(sent)
+      ? sent
+      : crypto.randomUUID();
+    c.set("requestId", id);
+    c.header("X-Request-Id", id);
+    c.header("Cache-Control", "no-store");
+    c.header("X-Content-Type-Options", "nosniff");
+  };
+}
+
+const UNSAFE_ID = /[^\w\-=]/;
+
+/**
+ * The methods the app serves on a path, `HEAD` with each `GET`, in the order the routes were
+ * registered; the table is made on the first request that needs it.
+ */
+function allowedMethods(app: Hono<AppEnv>): (path: string) => string[] {
+  let table: [RegExp, string][] | undefined;
+  return (path) => {
+    table ??= app.routes.filter((route) => route.method !== "ALL").map((route) => [
+      new RegExp(
+        `^${
+          route.path.split("/").map((part) =>
+            part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+          ).join("/")
+        }$`,
+      ),
+      route.method,
+    ]);
+    const methods = new Set<string>();
+    for (const [pattern, method] of table) {
+      if (!pattern.test(path)) continue;
+      methods.add(method);
+      if (method === "GET") methods.add("HEAD");
+    }
+    return [...methods];
+  };
 }

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import type * as v from "valibot";
 import type { ToolBoundary } from "../core/boundary.ts";
 import { BoundaryError } from "../core/errors.ts";
@@ -17,9 +17,9 @@ import { toInputIssues } from "../core/issues.ts";
 import { MAX_LIST_RUNS } from "../core/limits.ts";
 import type { RunsPage } from "../core/store.ts";
 import type { BoundaryResult, RunRef, ToolCallEnvelope } from "../core/types.ts";
-import { type AppEnv, runOf } from "./auth.ts";
+import { type AppEnv, type Guard, runOf } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
-import { type McpServer, serveMcp } from "./mcp/server.ts";
+import type { McpHandlers } from "../mcp/types.ts";
 import { type RunVerdict, verifyBundle } from "../verify/verify.ts";
 import type { RunBundle } from "../core/ledger.ts";
 import { unreadableCallOf } from "../core/run/inspect.ts";
@@ -41,20 +41,24 @@ import {
 } from "./schemas.ts";
 import { type AnyErrorCode, callError, errorResponse, HTTP_STATUS_BY_CODE } from "./status.ts";
 
-/** What the handlers work with, made once per app. */
+/**
+ * What the handlers work with, made once per app. The bodies of the documents (the tool list, the
+ * OpenAPI document, the index) are made on their first request, not when the app is made: their
+ * JSON Schemas cost time that a cold start of a Worker should not pay for a tool call.
+ */
 export interface RouteDeps {
   /** The boundary served. */
   boundary: ToolBoundary;
   /** The body of `GET /v1/tools`. */
-  tools: ToolList;
+  tools: () => ToolList;
   /** The body of `GET /openapi.json`. */
-  openapi: Record<string, unknown>;
+  openapi: () => Record<string, unknown>;
   /** Signs run tokens and MCP sessions; `null` without a server secret. */
   signer: Signer | null;
-  /** The MCP route's server; `null` without a server secret (the route answers 404). */
-  mcp: McpServer | null;
+  /** The MCP route's handlers; `null` when it is not served (then it is not registered). */
+  mcp: McpHandlers | null;
   /** The body of `GET /`. */
-  index: Index;
+  index: () => Index;
   /** Where `GET /` sends a browser: the run inspector's page when it is served, else nowhere. */
   home: string | null;
 }
@@ -68,8 +72,8 @@ export interface Route extends RouteDoc {
   /** Answers a request that passed every guard. */
   handle: (c: Context<AppEnv>, deps: RouteDeps) => Reply;
   /**
-   * An MCP endpoint: its `Origin` is checked against `allowedOrigins` before its token, and its
-   * 401 names the token it takes, with no OAuth challenge.
+   * The MCP endpoint: served only with `createApp`'s `mcp` option, whose handlers check the
+   * request before its token (`Origin`), answer its 401 (no OAuth challenge) and the request.
    */
   mcp?: true;
 }
@@ -111,7 +115,7 @@ const PATH_PARAMS: Readonly<Record<string, [(value: unknown) => boolean, AnyErro
  * @returns The guard, or none when the path has no parameters.
  * @throws {TypeError} When a parameter has no check in `PATH_PARAMS`.
  */
-export function pathGuards(path: string): MiddlewareHandler<AppEnv>[] {
+export function pathGuards(path: string): Guard[] {
   const names = [...path.matchAll(/:(\w+)/g)].map((match) => match[1]!);
   if (names.length === 0) return [];
   const checks = names.map((name) => {
@@ -121,11 +125,11 @@ export function pathGuards(path: string): MiddlewareHandler<AppEnv>[] {
     }
     return [name, ...check] as const;
   });
-  return [async (c, next) => {
+  return [(c) => {
     for (const [name, isSafe, code] of checks) {
       if (!isSafe(c.req.param(name))) return errorResponse(c, code);
     }
-    await next();
+    return undefined;
   }];
 }
 
@@ -408,8 +412,7 @@ export const ROUTES: readonly Route[] = [
     mcp: true,
     // The route reads its own JSON-RPC body (a batch is an array), within the tool-call limit.
     responses: {},
-    handle: (c, { boundary, mcp }) =>
-      mcp === null ? errorResponse(c, "NOT_FOUND") : serveMcp(c, mcp, boundary),
+    handle: (c, { mcp }) => mcp === null ? errorResponse(c, "NOT_FOUND") : mcp.handle(c),
   }),
   route({
     method: "get",
@@ -495,7 +498,7 @@ export const ROUTES: readonly Route[] = [
     summary: "List the tools with their read-only flags and input JSON Schemas.",
     access: "harness",
     responses: { 200: "Tools" },
-    handle: (c, { tools }) => c.json(tools, 200),
+    handle: (c, { tools }) => c.json(tools(), 200),
   }),
   route({
     method: "get",
@@ -508,7 +511,7 @@ export const ROUTES: readonly Route[] = [
     handle: (c, { index, home }) => {
       // A browser asks for HTML first; a client that asks for JSON gets the route list.
       const wantsPage = /text\/html/i.test(c.req.header("accept") ?? "");
-      return home !== null && wantsPage ? c.redirect(home, 302) : c.json(index, 200);
+      return home !== null && wantsPage ? c.redirect(home, 302) : c.json(index(), 200);
     },
   }),
   route({
@@ -527,6 +530,6 @@ export const ROUTES: readonly Route[] = [
     summary: "This document.",
     access: "public",
     responses: {},
-    handle: (c, { openapi }) => c.json(openapi, 200),
+    handle: (c, { openapi }) => c.json(openapi(), 200),
   }),
 ];

@@ -1,7 +1,9 @@
 /**
  * Signed values the app hands out and checks without storing anything: run-scoped agent tokens
  * and MCP session IDs. Both are HMAC-SHA-256 (WebCrypto) under the server secret, each with its
- * own prefix in the signed text, so that one can never stand for the other.
+ * own prefix in the signed text, so that one can never stand for the other. The signer keeps the
+ * MACs it made or found right in memory (bounded), so a token or session seen before is checked
+ * without a WebCrypto call.
  *
  * @module
  */
@@ -38,11 +40,32 @@ export interface RunTokenClaims {
 const RUN_TOKEN_PREFIX = "tbr";
 const SESSION_CONTEXT = "mcp-session";
 const encoder = new TextEncoder();
+const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** HMAC-SHA-256 under one server secret; the key is imported once, on first use. */
+/**
+ * How many MACs a {@linkcode Signer} keeps in memory, least recently used first out: each entry
+ * is a signed text of at most a few hundred bytes and its 43-character MAC.
+ */
+export const KNOWN_MACS = 4096;
+
+/**
+ * HMAC-SHA-256 under one server secret; the key is imported once, on first use.
+ *
+ * WebCrypto costs a turn of the event loop and a hop to the runtime per call (about 70 µs outside
+ * workerd), and a run token or session ID is checked on every request that carries it. So the
+ * signer keeps the MACs it made (a token it signed, a session it issued) and those it checked and
+ * found right, by signed text, at most {@linkcode KNOWN_MACS} of them: a text seen before is
+ * checked against the kept MAC, in constant time, with no WebCrypto call. A MAC is a function of
+ * the text and the secret alone, so a kept one is exactly what WebCrypto would give again; what
+ * the text claims (a run token's run, start and expiry) is read and checked on every request as
+ * before. A MAC found wrong is never kept: a forged token costs a WebCrypto call each time and
+ * cannot push the genuine ones out.
+ */
 export class Signer {
   readonly #secret: string;
   #key: Promise<CryptoKey> | undefined;
+  /** Signed text -> its MAC; a Map keeps insertion order, so the first key is the oldest. */
+  readonly #known = new Map<string, string>();
 
   /**
    * @param secret The server secret.
@@ -57,8 +80,38 @@ export class Signer {
     this.#secret = secret;
   }
 
-  /** The MAC of `text`, base64url without padding. */
+  /** How many MACs are kept. */
+  get known(): number {
+    return this.#known.size;
+  }
+
+  /** The MAC of `text`, base64url without padding; kept, as the next request will show it. */
   async mac(text: string): Promise<string> {
+    const mac = this.#recall(text) ?? await this.#sign(text);
+    this.#keep(text, mac);
+    return mac;
+  }
+
+  /**
+   * Whether `given` is the MAC of `text`, compared in constant time: at once when the MAC of
+   * `text` is kept, else after WebCrypto computed it (and kept it, when `given` was right).
+   */
+  verify(text: string, given: string): boolean | Promise<boolean> {
+    const known = this.#recall(text);
+    if (known !== undefined) return constantTimeEqual(known, given);
+    return this.#sign(text).then((mac) => {
+      const right = constantTimeEqual(mac, given);
+      if (right) this.#keep(text, mac);
+      return right;
+    });
+  }
+
+  /** Drops the kept MAC of `text` (a token past its expiry is not checked again). */
+  forget(text: string): void {
+    this.#known.delete(text);
+  }
+
+  async #sign(text: string): Promise<string> {
     this.#key ??= crypto.subtle.importKey(
       "raw",
       encoder.encode(this.#secret),
@@ -70,9 +123,20 @@ export class Signer {
     return toBase64Url(new Uint8Array(mac));
   }
 
-  /** Whether `given` is the MAC of `text`, compared in constant time. */
-  async verify(text: string, given: string): Promise<boolean> {
-    return constantTimeEqual(encoder.encode(await this.mac(text)), encoder.encode(given));
+  /** The kept MAC of `text`, now the most recently used. */
+  #recall(text: string): string | undefined {
+    const mac = this.#known.get(text);
+    if (mac !== undefined) {
+      this.#known.delete(text);
+      this.#known.set(text, mac);
+    }
+    return mac;
+  }
+
+  #keep(text: string, mac: string): void {
+    this.#known.delete(text);
+    this.#known.set(text, mac);
+    if (this.#known.size > KNOWN_MACS) this.#known.delete(this.#known.keys().next().value!);
   }
 }
 
@@ -97,25 +161,39 @@ export async function signRunToken(signer: Signer, claims: RunTokenClaims): Prom
  * Checks a run token: its form, its MAC (before its payload is read), its claims and its expiry.
  * Whether the run it names is still the instance it was issued for is the caller's to check
  * (it needs the run; see {@linkcode RunTokenClaims}), after this, so that a forged token costs
- * no store read.
+ * no store read. Synchronous when the signer keeps the token's MAC (see {@linkcode Signer}); a
+ * token past its expiry is refused and its MAC no longer kept.
  *
  * @param signer The app's signer.
  * @param token A bearer token.
  * @param now Epoch ms.
  * @returns The claims of a genuine token that has not expired, else `null`.
  */
-export async function verifyRunToken(
+export function verifyRunToken(
   signer: Signer,
   token: string,
   now: number,
-): Promise<RunTokenClaims | null> {
+): RunTokenClaims | null | Promise<RunTokenClaims | null> {
   const parts = token.split(".");
   if (parts.length !== 3 || parts[0] !== RUN_TOKEN_PREFIX) return null;
   const [prefix, payload, mac] = parts as [string, string, string];
-  if (!await signer.verify(`${prefix}.${payload}`, mac)) return null;
+  const signed = `${prefix}.${payload}`;
+  const claimsOf = (genuine: boolean): RunTokenClaims | null => {
+    if (!genuine) return null;
+    const claims = readClaims(payload);
+    if (claims !== null && now < claims.exp) return claims;
+    signer.forget(signed);
+    return null;
+  };
+  const genuine = signer.verify(signed, mac);
+  return typeof genuine === "boolean" ? claimsOf(genuine) : genuine.then(claimsOf);
+}
+
+/** The claims of a run token's payload (its MAC already checked), or `null` when malformed. */
+function readClaims(payload: string): RunTokenClaims | null {
   let claims: unknown;
   try {
-    claims = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(fromBase64Url(payload)));
+    claims = JSON.parse(utf8.decode(fromBase64Url(payload)));
   } catch {
     return null;
   }
@@ -124,9 +202,7 @@ export async function verifyRunToken(
   if (!isSafeRunId(runId) || !Number.isSafeInteger(startedAt) || !Number.isSafeInteger(exp)) {
     return null;
   }
-  return now < (exp as number)
-    ? { runId, startedAt: startedAt as number, exp: exp as number }
-    : null;
+  return { runId, startedAt: startedAt as number, exp: exp as number };
 }
 
 /** Whether a bearer token has the form of a run token (it may still be forged or expired). */
@@ -148,20 +224,21 @@ export async function newSessionId(signer: Signer, runId: string): Promise<strin
 }
 
 /**
- * Whether a session ID was issued by this server (this secret) for this run.
+ * Whether a session ID was issued by this server (this secret) for this run; synchronous when the
+ * signer keeps its MAC (it issued or checked it before).
  *
  * @param signer The app's signer.
  * @param sessionId The `Mcp-Session-Id` header as sent.
  * @param runId The run in the request's path.
  */
-export async function verifySessionId(
+export function verifySessionId(
   signer: Signer,
   sessionId: string,
   runId: string,
-): Promise<boolean> {
+): boolean | Promise<boolean> {
   const parts = sessionId.split(".");
   if (parts.length !== 2 || !/^[A-Za-z0-9_-]{22}$/.test(parts[0]!)) return false;
-  return await signer.verify(`${SESSION_CONTEXT}.${runId}.${parts[0]}`, parts[1]!);
+  return signer.verify(`${SESSION_CONTEXT}.${runId}.${parts[0]}`, parts[1]!);
 }
 
 function toBase64Url(bytes: Uint8Array): string {

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { type AnyToolDefinition, defineTool } from "../../src/mod.ts";
 import { buildEdgeApp } from "../../edge/app.ts";
+import { INSPECTOR_AND_MCP } from "../../edge/parts.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
 
 export const AGENT_TOKEN = "agent-token-inspector-0123456789";
@@ -94,7 +95,7 @@ export function inspectorApp(): { fetch: (request: Request) => Promise<Response>
     () => {
       throw new Error("no Upstash here");
     },
-    [...DEMO_TOOLS, markupTool, held.tool, throwingTool],
+    { ...INSPECTOR_AND_MCP, tools: [...DEMO_TOOLS, markupTool, held.tool, throwingTool] },
   );
   return { fetch: async (request) => await app.fetch(request), gate: held.gate };
 }

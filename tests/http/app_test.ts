@@ -14,6 +14,7 @@ import {
   HTTP_ERROR_CODES,
   HTTP_STATUS_BY_CODE,
 } from "../../src/hono/mod.ts";
+import { mcpRoute } from "../../src/mcp/mod.ts";
 import { toolCallBodyLimit } from "../../src/hono/body.ts";
 import {
   BoundaryResultSchema,
@@ -589,8 +590,11 @@ Deno.test("tool listing gives names, read-only flags and JSON Schemas from valib
 });
 
 Deno.test("the OpenAPI document is 3.1, generated from the schemas, and matches the routes", async () => {
-  // With a server secret, so that the MCP route is served too.
-  const { app, call } = setup({}, { secret: "server-secret-0123456789abcdef-0123" });
+  // With a server secret and the MCP route, so that it is served too.
+  const { app, call } = setup({}, {
+    secret: "server-secret-0123456789abcdef-0123",
+    mcp: mcpRoute(),
+  });
   const doc = await json(await call("GET", "/openapi.json", { token: null }));
   assert.equal(doc.openapi, "3.1.0");
   const paths = doc.paths as Record<string, Record<string, { responses: object }>>;

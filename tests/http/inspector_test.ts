@@ -13,6 +13,7 @@ import { INSPECTOR_MAIN_JS } from "../../src/inspector/app_js.ts";
 import { APP_JS_PATH, formattedAppJsModule } from "../support/inspector_js.ts";
 import { RUN_ID_PATTERN } from "../../src/core/ids.ts";
 import { buildEdgeApp } from "../../edge/app.ts";
+import { INSPECTOR_AND_MCP } from "../../edge/parts.ts";
 import { ROOT, start } from "../runtime/process.ts";
 import { bundle } from "../runtime/setup.ts";
 import { unresolvedNames } from "../support/browser_script.ts";
@@ -198,6 +199,7 @@ Deno.test("edge deployments serve the inspector only with INSPECTOR=on", async (
       () => {
         throw new Error("no Upstash here");
       },
+      INSPECTOR_AND_MCP,
     );
     assert.equal((await served.request("/inspect")).status, status, String(setting));
   }

@@ -3,6 +3,7 @@ import * as v from "valibot";
 import { generateLedgerKeys, ToolBoundary } from "../../src/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { runInspector } from "../../src/inspector/mod.ts";
+import { mcpRoute } from "../../src/mcp/mod.ts";
 import { buildOpenApi } from "../../src/hono/openapi.ts";
 import { pathGuards, ROUTES } from "../../src/hono/routes.ts";
 import { schemaOf } from "../../src/hono/schemas.ts";
@@ -15,11 +16,14 @@ const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 // With a ledger key, so that GET /v1/ledger-key answers 200 like every public route.
 const { privateKey } = await generateLedgerKeys();
 
+/** The app with every route of the table: the MCP route needs a secret and `mcpRoute()`. */
 function app() {
   return createApp({
     boundary: new ToolBoundary({ tools: DEMO_TOOLS, ledgerKey: privateKey }),
     agentToken: AGENT,
     harnessToken: HARNESS,
+    secret: "server-secret-0123456789abcdef-0123",
+    mcp: mcpRoute(),
   });
 }
 

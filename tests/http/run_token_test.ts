@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { ToolBoundary } from "../../src/mod.ts";
 import type { Store } from "../../src/core/store.ts";
 import { createApp } from "../../src/hono/mod.ts";
+import { mcpRoute } from "../../src/mcp/mod.ts";
 import { TOOL_CALL_ID_META } from "../../src/mod.ts";
 import { Signer, signRunToken } from "../../src/hono/run_token.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
@@ -36,7 +37,13 @@ function serve(store: Store, recordTtlMs?: number) {
     clock,
     ...(recordTtlMs === undefined ? {} : { recordTtlMs }),
   });
-  const app = createApp({ boundary, agentToken: AGENT, harnessToken: HARNESS, secret: SECRET });
+  const app = createApp({
+    boundary,
+    agentToken: AGENT,
+    harnessToken: HARNESS,
+    secret: SECRET,
+    mcp: mcpRoute(),
+  });
   const startRun = async (runId: string, ttlMs = 600_000) =>
     await startHttpRun(app.request, BASE, HARNESS, { runId, ttlMs }) as {
       runId: string;

@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { TOOL_CALL_ID_META } from "../../src/mod.ts";
 import { serverScript } from "../support/mcp_upstreams.ts";
 import { buildEdgeApp } from "../../edge/app.ts";
+import { INSPECTOR_AND_MCP } from "../../edge/parts.ts";
 import { connectGateway, type StdioUpstream } from "@tool-boundary/mcp/gateway";
 import { stdioTransport } from "@tool-boundary/mcp/stdio";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "../runtime/flow.ts";
@@ -76,7 +77,7 @@ async function serveTools(
 ): Promise<void> {
   const { app } = buildEdgeApp(ENV, () => {
     throw new Error("no Upstash here");
-  }, tools);
+  }, { ...INSPECTOR_AND_MCP, tools });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   try {
     await fn(`http://127.0.0.1:${server.addr.port}`);

@@ -10,7 +10,8 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
 import { createApp, type CreateAppOptions } from "../../src/hono/mod.ts";
-import { MCP_UNAUTHENTICATED_MESSAGE } from "../../src/hono/mcp/guards.ts";
+import { MCP_UNAUTHENTICATED_MESSAGE } from "../../src/mcp/guards.ts";
+import { mcpRoute, type McpRouteOptions } from "../../src/mcp/mod.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";
@@ -25,14 +26,16 @@ const echo = defineTool({
   project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "echo", content: raw.text }),
 });
 
-async function setup(options: Partial<CreateAppOptions> = {}) {
+async function setup(options: Partial<CreateAppOptions> & McpRouteOptions = {}) {
   const calls: string[] = [];
+  const { allowedOrigins, ...appOptions } = options;
   const app = createApp({
     boundary: new ToolBoundary({ tools: [echo] }),
     agentToken: AGENT,
     harnessToken: HARNESS,
     secret: SECRET,
-    ...options,
+    mcp: mcpRoute(allowedOrigins === undefined ? {} : { allowedOrigins }),
+    ...appOptions,
   });
   const fetchApp = (input: string | URL | Request, init?: RequestInit) => {
     const request = new Request(input, init);
@@ -123,8 +126,7 @@ Deno.test("Origin is read on the MCP route only: the other routes serve a foreig
   await res.body?.cancel();
 });
 
-Deno.test("createApp refuses allowedOrigins entries that are not http or https origins", async () => {
-  const boundary = new ToolBoundary({ tools: [] });
+Deno.test("mcpRoute refuses allowedOrigins entries that are not http or https origins", async () => {
   for (
     const entry of [
       "app.example.com",
@@ -136,37 +138,26 @@ Deno.test("createApp refuses allowedOrigins entries that are not http or https o
     ]
   ) {
     assert.throws(
-      () =>
-        createApp({
-          boundary,
-          agentToken: AGENT,
-          harnessToken: HARNESS,
-          allowedOrigins: [entry],
-        }),
+      () => mcpRoute({ allowedOrigins: [entry] }),
       {
         name: "TypeError",
-        message: "Cannot create app: options.allowedOrigins must list origins such as " +
+        message: "Cannot create MCP route: options.allowedOrigins must list origins such as " +
           "https://app.example.com (http or https, host and port only, no path)",
       },
       entry,
     );
   }
   assert.throws(
-    () =>
-      createApp({
-        boundary,
-        agentToken: AGENT,
-        harnessToken: HARNESS,
-        allowedOrigins: "https://app.example.com" as unknown as string[],
-      }),
+    () => mcpRoute({ allowedOrigins: "https://app.example.com" as unknown as string[] }),
     /options\.allowedOrigins must be an array of origins/,
   );
   // Not served by a path: the one that is built works.
   const ok = createApp({
-    boundary,
+    boundary: new ToolBoundary({ tools: [] }),
     agentToken: AGENT,
     harnessToken: HARNESS,
-    allowedOrigins: ["http://localhost:8787", "https://app.example.com"],
+    secret: SECRET,
+    mcp: mcpRoute({ allowedOrigins: ["http://localhost:8787", "https://app.example.com"] }),
   });
   assert.equal((await ok.request("/healthz")).status, 200);
 });

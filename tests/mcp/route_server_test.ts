@@ -10,6 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
+import { mcpRoute } from "../../src/mcp/mod.ts";
 import { TOOL_CALL_ID_META } from "../../src/mod.ts";
 import { STORES } from "../support/stores.ts";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "../runtime/flow.ts";
@@ -89,6 +90,7 @@ function serveGated(options: { store?: Store; onDuplicate?: "refuse" | "replay" 
     agentToken: AGENT_TOKEN,
     harnessToken: HARNESS_TOKEN,
     secret: SERVER_SECRET,
+    mcp: mcpRoute(),
   });
   // Set when a client went away while its request was still being answered (Deno aborts
   // the request's signal then; after an answer, it aborts it too, which is not counted).

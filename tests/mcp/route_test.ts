@@ -13,6 +13,7 @@ import {
 } from "@modelcontextprotocol/client";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
 import { createApp, type CreateAppOptions } from "../../src/hono/mod.ts";
+import { type McpRoute, mcpRoute } from "../../src/mcp/mod.ts";
 import { TOOL_CALL_ID_META } from "../../src/mod.ts";
 import { Signer, signRunToken } from "../../src/hono/run_token.ts";
 import { CANARY_SECRET, createFakeToolkit } from "../../src/testing/fakes.ts";
@@ -44,6 +45,7 @@ function setup(options: Partial<CreateAppOptions> = {}) {
     agentToken: AGENT,
     harnessToken: HARNESS,
     secret: SECRET,
+    mcp: mcpRoute(),
     ...options,
   });
   const fetchApp = (input: string | URL | Request, init?: RequestInit) =>
@@ -392,14 +394,38 @@ Deno.test("the wire: parse error, invalid request, unknown method, notifications
   assert.equal(anon.status, 401);
 });
 
-Deno.test("without a server secret the MCP route is 404 and a started run has no agentToken", async () => {
-  const { startRun, post } = setup({ secret: undefined as unknown as string });
-  const run = await startRun();
-  assert.equal("agentToken" in run, false);
-  const res = await post(run.runId, { jsonrpc: "2.0", id: 1, method: "ping" });
+Deno.test("without the MCP route it is 404 (before any token), and without a secret a run has no agentToken", async () => {
+  const noRoute = setup({ mcp: undefined as unknown as McpRoute });
+  const run = await noRoute.startRun();
+  assert.equal(typeof run.agentToken, "string");
+  for (const token of [AGENT, "not-a-token-0123456789"]) {
+    const res = await noRoute.post(run.runId, { jsonrpc: "2.0", id: 1, method: "ping" }, {
+      authorization: `Bearer ${token}`,
+    });
+    assert.equal(res.status, 404);
+    assert.equal((await res.json()).code, "NOT_FOUND");
+  }
+  const noSecret = setup({
+    secret: undefined as unknown as string,
+    mcp: undefined as unknown as McpRoute,
+  });
+  const plain = await noSecret.startRun();
+  assert.equal("agentToken" in plain, false);
+  const res = await noSecret.post(plain.runId, { jsonrpc: "2.0", id: 1, method: "ping" });
   assert.equal(res.status, 404);
   assert.equal((await res.json()).code, "NOT_FOUND");
   assert.throws(() => setup({ secret: "short" }), TypeError);
+});
+
+Deno.test("createApp refuses an MCP route without a server secret, and an mcp option that is no route", () => {
+  assert.throws(() => setup({ secret: undefined as unknown as string }), {
+    name: "TypeError",
+    message: "Cannot create app: options.mcp needs options.secret (it signs MCP session IDs)",
+  });
+  assert.throws(() => setup({ mcp: {} as McpRoute }), {
+    name: "TypeError",
+    message: "Cannot create app: options.mcp must be mcpRoute() of @tool-boundary/core/mcp",
+  });
 });
 
 Deno.test("a run token works on its own run's tool calls and MCP route, and nowhere else", async () => {

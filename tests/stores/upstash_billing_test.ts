@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import type { CompleteOutcome } from "../../src/core/store.ts";
 import { createApp } from "../../src/hono/mod.ts";
+import { mcpRoute } from "../../src/mcp/mod.ts";
 import { type RunEnd, TOOL_CALL_ID_META, ToolBoundary } from "../../src/mod.ts";
 import { MIN_FACT_BYTES } from "../../src/store/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
@@ -283,7 +284,13 @@ Deno.test("UpstashStore: an app instance's first call of a run costs 2 requests,
       const kit = createFakeToolkit();
       const boundary = new ToolBoundary({ store, tools: kit.tools });
       const secret = "server-secret-0123456789abcdef-0123";
-      return createApp({ boundary, agentToken: agent, harnessToken: harness, secret });
+      return createApp({
+        boundary,
+        agentToken: agent,
+        harnessToken: harness,
+        secret,
+        mcp: mcpRoute(),
+      });
     };
     // The run is started through one app; every call below is an instance's first of it.
     const started = await app().request("http://tb.test/v1/runs", {

@@ -19,15 +19,15 @@
  * @module
  */
 import type { Context } from "hono";
-import { isSafeToolCallId, TOOL_CALL_ID_META } from "../../core/ids.ts";
-import type { ToolBoundary } from "../../core/boundary.ts";
-import type { BoundaryResult } from "../../core/types.ts";
-import { type AppEnv, runOf } from "../auth.ts";
-import { readBodyText } from "../body.ts";
-import { newSessionId, type Signer, verifySessionId } from "../run_token.ts";
-import { callError } from "../status.ts";
+import { isSafeToolCallId, TOOL_CALL_ID_META } from "../core/ids.ts";
+import type { ToolBoundary } from "../core/boundary.ts";
+import type { BoundaryResult } from "../core/types.ts";
+import { type AppEnv, runOf } from "../hono/auth.ts";
+import { readBodyText } from "../hono/body.ts";
+import { callError } from "../hono/status.ts";
 import { InFlightCalls, type RpcId } from "./in_flight.ts";
-import { modelView } from "../../core/model_view.ts";
+import { modelView } from "../core/model_view.ts";
+import type { McpMount, McpSessions } from "./types.ts";
 
 /** The MCP revisions served, newest first. */
 export const MCP_PROTOCOL_VERSIONS = [
@@ -69,14 +69,16 @@ export interface McpTool {
 
 /** What the route works with, made once per app. */
 export interface McpServer {
-  /** Signs and checks session IDs. */
-  signer: Signer;
+  /** The boundary served. */
+  boundary: ToolBoundary;
+  /** Issues and checks session IDs. */
+  sessions: McpSessions;
   /** Largest request body, in bytes. */
   maxBytes: number;
   /** `serverInfo` of `initialize` (and `_meta` of 2026-07-28 results). */
   serverInfo: { name: string; version: string };
-  /** The body of `tools/list`. */
-  tools: McpTool[];
+  /** The body of `tools/list`, made on its first request. */
+  tools(): McpTool[];
   /** The calls of this process that `notifications/cancelled` can still cancel. */
   inFlight: InFlightCalls;
 }
@@ -84,27 +86,23 @@ export interface McpServer {
 /**
  * The MCP server of an app.
  *
- * @param boundary The boundary served.
- * @param signer The app's signer.
- * @param maxBytes Largest request body (the tool-call body limit).
- * @param info The app's title and version.
+ * @param app What the app gives its MCP route.
  */
-export function mcpServer(
-  boundary: ToolBoundary,
-  signer: Signer,
-  maxBytes: number,
-  info: { title: string; version: string },
-): McpServer {
+export function mcpServer({ boundary, sessions, maxBytes, info }: McpMount): McpServer {
+  let tools: McpTool[] | undefined;
   return {
-    signer,
+    boundary,
+    sessions,
     maxBytes,
     serverInfo: { name: info.title, version: info.version },
-    tools: boundary.describeTools().filter((tool) => tool.readOnly).map((tool) => ({
-      name: tool.name,
-      ...(tool.description === undefined ? {} : { description: tool.description }),
-      inputSchema: tool.inputSchema,
-      annotations: { readOnlyHint: true },
-    })),
+    // The tools' JSON Schemas are built when a client first lists them, not when the app starts.
+    tools: () =>
+      tools ??= boundary.describeTools().filter((tool) => tool.readOnly).map((tool) => ({
+        name: tool.name,
+        ...(tool.description === undefined ? {} : { description: tool.description }),
+        inputSchema: tool.inputSchema,
+        annotations: { readOnlyHint: true },
+      })),
     inFlight: new InFlightCalls(),
   };
 }
@@ -167,14 +165,10 @@ interface Exchange {
  *
  * @param c The request's context.
  * @param mcp The app's MCP server.
- * @param boundary The boundary.
  * @returns A JSON-RPC response (or batch of them), or 202 for notifications and responses.
  */
-export async function serveMcp(
-  c: Context<AppEnv>,
-  mcp: McpServer,
-  boundary: ToolBoundary,
-): Promise<Response> {
+export async function serveMcp(c: Context<AppEnv>, mcp: McpServer): Promise<Response> {
+  const { boundary } = mcp;
   const reply = (body: RpcReply | RpcReply[], status: 200 | 400 | 404 | 406 | 413 | 415) =>
     c.json(body, status);
   const accept = c.req.header("accept");
@@ -232,7 +226,8 @@ export async function serveMcp(
     }
   }
   const session = c.req.header("mcp-session-id") ?? null;
-  if (session !== null && !await verifySessionId(mcp.signer, session, runId)) {
+  const known = session === null ? true : mcp.sessions.check(session, runId);
+  if (!(typeof known === "boolean" ? known : await known)) {
     // 404 tells the client to start a new session (initialize without a session ID).
     return reply(rpcError(null, SESSION_NOT_FOUND, "Session not found."), 404);
   }
@@ -397,7 +392,7 @@ async function answer1(
           ...NOT_CACHED,
         });
       case "tools/list":
-        return result({ tools: x.mcp.tools, ...NOT_CACHED });
+        return result({ tools: x.mcp.tools(), ...NOT_CACHED });
       case "tools/call":
         return stateless1(x.mcp, await callTool(x, id, params ?? {}));
       default:
@@ -410,7 +405,7 @@ async function answer1(
       if (inBatch) return rpcError(id, INVALID_REQUEST, "initialize must not be in a batch.");
       const asked = params?.protocolVersion;
       if (typeof asked !== "string") return rpcError(id, INVALID_PARAMS, "Invalid params.");
-      x.issued = await newSessionId(x.mcp.signer, x.runId);
+      x.issued = await x.mcp.sessions.issue(x.runId);
       return result({
         protocolVersion: SESSION_VERSIONS.includes(asked) ? asked : SESSION_VERSIONS[0],
         capabilities: { tools: {} },
@@ -420,7 +415,7 @@ async function answer1(
     case "ping":
       return result({});
     case "tools/list":
-      return result({ tools: x.mcp.tools });
+      return result({ tools: x.mcp.tools() });
     case "tools/call":
       return await callTool(x, id, params ?? {});
     default:

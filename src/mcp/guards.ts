@@ -5,9 +5,8 @@
  *
  * @module
  */
-import type { MiddlewareHandler } from "hono";
-import { HTTPException } from "hono/http-exception";
-import type { AppEnv } from "../auth.ts";
+import type { Context } from "hono";
+import type { AppEnv } from "../hono/auth.ts";
 
 /**
  * The message of the MCP route's 401. MCP clients read a `WWW-Authenticate: Bearer` challenge
@@ -30,7 +29,7 @@ const ORIGIN_REFUSED = {
 } as const;
 
 /**
- * The allow-list of {@linkcode CreateAppOptions.allowedOrigins}, checked once: each entry an
+ * The allow-list of `mcpRoute({ allowedOrigins })`, checked once: each entry an
  * `http:` or `https:` origin (scheme, host and port; a trailing `/` is dropped).
  *
  * @param value The option.
@@ -40,7 +39,9 @@ const ORIGIN_REFUSED = {
 export function originList(value: readonly string[] | undefined): ReadonlySet<string> {
   if (value === undefined) return new Set();
   if (!Array.isArray(value)) {
-    throw new TypeError("Cannot create app: options.allowedOrigins must be an array of origins");
+    throw new TypeError(
+      "Cannot create MCP route: options.allowedOrigins must be an array of origins",
+    );
   }
   const origins = new Set<string>();
   for (const entry of value) {
@@ -56,7 +57,7 @@ export function originList(value: readonly string[] | undefined): ReadonlySet<st
     }
     if (origin === null) {
       throw new TypeError(
-        "Cannot create app: options.allowedOrigins must list origins such as " +
+        "Cannot create MCP route: options.allowedOrigins must list origins such as " +
           "https://app.example.com (http or https, host and port only, no path)",
       );
     }
@@ -70,34 +71,27 @@ export function originList(value: readonly string[] | undefined): ReadonlySet<st
  * client that is not a browser page) passes: the bearer token still guards it.
  *
  * @param allowed From {@linkcode originList}.
- * @returns The middleware.
+ * @returns The check: the refusal, or `undefined` to go on.
  */
-export function originGuard(allowed: ReadonlySet<string>): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+export function originCheck(
+  allowed: ReadonlySet<string>,
+): (c: Context<AppEnv>) => Response | undefined {
+  return (c) => {
     const origin = c.req.header("origin");
-    if (origin !== undefined && !allowed.has(origin)) return c.json(ORIGIN_REFUSED, 403);
-    await next();
+    return origin === undefined || allowed.has(origin) ? undefined : c.json(ORIGIN_REFUSED, 403);
   };
 }
 
 /**
- * Wraps a token guard so that its 401 carries {@linkcode MCP_UNAUTHENTICATED_MESSAGE} and no
- * `WWW-Authenticate` challenge.
+ * The MCP route's 401: {@linkcode MCP_UNAUTHENTICATED_MESSAGE} and no `WWW-Authenticate`
+ * challenge.
  *
- * @param guard A guard of `accessGuards`.
- * @returns The guard, with the MCP route's 401.
+ * @param c The request's context.
+ * @returns The response.
  */
-export function withoutChallenge(guard: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    try {
-      return await guard(c, next);
-    } catch (error) {
-      // Only the guard's own refusal lands here: what runs after it has its own error handling.
-      if (!(error instanceof HTTPException) || error.status !== 401) throw error;
-      return c.json(
-        { status: "ERROR", code: "UNAUTHENTICATED", message: MCP_UNAUTHENTICATED_MESSAGE },
-        401,
-      );
-    }
-  };
+export function mcpUnauthenticated(c: Context<AppEnv>): Response {
+  return c.json(
+    { status: "ERROR", code: "UNAUTHENTICATED", message: MCP_UNAUTHENTICATED_MESSAGE },
+    401,
+  );
 }
