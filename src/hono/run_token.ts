@@ -8,6 +8,7 @@
  * @module
  */
 import { isSafeRunId } from "../core/ids.ts";
+import { fromBase64url, toBase64url } from "../core/ledger.ts";
 import { constantTimeEqual } from "./auth.ts";
 
 /** The shortest server secret `createApp` accepts. */
@@ -48,24 +49,29 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  */
 export const KNOWN_MACS = 4096;
 
+/** A kept MAC, and what was read from its text (a run token's claims), read once. */
+interface Kept {
+  mac: string;
+  read?: unknown;
+}
+
 /**
  * HMAC-SHA-256 under one server secret; the key is imported once, on first use.
  *
  * WebCrypto costs a turn of the event loop and a hop to the runtime per call (about 70 µs outside
  * workerd), and a run token or session ID is checked on every request that carries it. So the
  * signer keeps the MACs it made (a token it signed, a session it issued) and those it checked and
- * found right, by signed text, at most {@linkcode KNOWN_MACS} of them: a text seen before is
- * checked against the kept MAC, in constant time, with no WebCrypto call. A MAC is a function of
- * the text and the secret alone, so a kept one is exactly what WebCrypto would give again; what
- * the text claims (a run token's run, start and expiry) is read and checked on every request as
- * before. A MAC found wrong is never kept: a forged token costs a WebCrypto call each time and
- * cannot push the genuine ones out.
+ * found right, by signed text, at most {@linkcode KNOWN_MACS} of them (the least recently used
+ * goes first): a text seen before is checked against the kept MAC, in constant time, with no
+ * WebCrypto call. A MAC is a function of the text and the secret alone, so a kept one is exactly
+ * what WebCrypto would give again. A MAC found wrong is never kept: a forged token costs a
+ * WebCrypto call each time and cannot push the genuine ones out.
  */
 export class Signer {
   readonly #secret: string;
   #key: Promise<CryptoKey> | undefined;
   /** Signed text -> its MAC; a Map keeps insertion order, so the first key is the oldest. */
-  readonly #known = new Map<string, string>();
+  readonly #known = new Map<string, Kept>();
 
   /**
    * @param secret The server secret.
@@ -87,7 +93,9 @@ export class Signer {
 
   /** The MAC of `text`, base64url without padding; kept, as the next request will show it. */
   async mac(text: string): Promise<string> {
-    const mac = this.#recall(text) ?? await this.#sign(text);
+    const kept = this.#recall(text);
+    if (kept !== undefined) return kept.mac;
+    const mac = await this.#sign(text);
     this.#keep(text, mac);
     return mac;
   }
@@ -97,13 +105,24 @@ export class Signer {
    * `text` is kept, else after WebCrypto computed it (and kept it, when `given` was right).
    */
   verify(text: string, given: string): boolean | Promise<boolean> {
-    const known = this.#recall(text);
-    if (known !== undefined) return constantTimeEqual(known, given);
+    const kept = this.#recall(text);
+    if (kept !== undefined) return constantTimeEqual(kept.mac, given);
     return this.#sign(text).then((mac) => {
       const right = constantTimeEqual(mac, given);
       if (right) this.#keep(text, mac);
       return right;
     });
+  }
+
+  /**
+   * What `read` gives for a text whose MAC is kept, read once and kept with it (a run token's
+   * claims are a function of its text); read every time for a text whose MAC is not kept.
+   */
+  readOnce<T>(text: string, read: () => T): T {
+    const kept = this.#known.get(text);
+    if (kept === undefined) return read();
+    if (!("read" in kept)) kept.read = read();
+    return kept.read as T;
   }
 
   /** Drops the kept MAC of `text` (a token past its expiry is not checked again). */
@@ -120,22 +139,22 @@ export class Signer {
       ["sign"],
     );
     const mac = await crypto.subtle.sign("HMAC", await this.#key, encoder.encode(text));
-    return toBase64Url(new Uint8Array(mac));
+    return toBase64url(new Uint8Array(mac));
   }
 
   /** The kept MAC of `text`, now the most recently used. */
-  #recall(text: string): string | undefined {
-    const mac = this.#known.get(text);
-    if (mac !== undefined) {
+  #recall(text: string): Kept | undefined {
+    const kept = this.#known.get(text);
+    if (kept !== undefined) {
       this.#known.delete(text);
-      this.#known.set(text, mac);
+      this.#known.set(text, kept);
     }
-    return mac;
+    return kept;
   }
 
   #keep(text: string, mac: string): void {
     this.#known.delete(text);
-    this.#known.set(text, mac);
+    this.#known.set(text, { mac });
     if (this.#known.size > KNOWN_MACS) this.#known.delete(this.#known.keys().next().value!);
   }
 }
@@ -148,7 +167,7 @@ export class Signer {
  * @returns The token, a valid bearer token.
  */
 export async function signRunToken(signer: Signer, claims: RunTokenClaims): Promise<string> {
-  const payload = toBase64Url(
+  const payload = toBase64url(
     encoder.encode(
       JSON.stringify({ runId: claims.runId, startedAt: claims.startedAt, exp: claims.exp }),
     ),
@@ -180,7 +199,7 @@ export function verifyRunToken(
   const signed = `${prefix}.${payload}`;
   const claimsOf = (genuine: boolean): RunTokenClaims | null => {
     if (!genuine) return null;
-    const claims = readClaims(payload);
+    const claims = signer.readOnce(signed, () => readClaims(payload));
     if (claims !== null && now < claims.exp) return claims;
     signer.forget(signed);
     return null;
@@ -191,9 +210,11 @@ export function verifyRunToken(
 
 /** The claims of a run token's payload (its MAC already checked), or `null` when malformed. */
 function readClaims(payload: string): RunTokenClaims | null {
+  const bytes = fromBase64url(payload);
+  if (bytes === null) return null;
   let claims: unknown;
   try {
-    claims = JSON.parse(utf8.decode(fromBase64Url(payload)));
+    claims = JSON.parse(utf8.decode(bytes));
   } catch {
     return null;
   }
@@ -202,7 +223,8 @@ function readClaims(payload: string): RunTokenClaims | null {
   if (!isSafeRunId(runId) || !Number.isSafeInteger(startedAt) || !Number.isSafeInteger(exp)) {
     return null;
   }
-  return { runId, startedAt: startedAt as number, exp: exp as number };
+  // Frozen: the signer hands the same claims to every request of the token.
+  return Object.freeze({ runId, startedAt: startedAt as number, exp: exp as number });
 }
 
 /** Whether a bearer token has the form of a run token (it may still be forged or expired). */
@@ -219,7 +241,7 @@ export function isRunTokenForm(token: string): boolean {
  * @returns The session ID (visible ASCII, and a valid tool call ID prefix).
  */
 export async function newSessionId(signer: Signer, runId: string): Promise<string> {
-  const random = toBase64Url(crypto.getRandomValues(new Uint8Array(16)));
+  const random = toBase64url(crypto.getRandomValues(new Uint8Array(16)));
   return `${random}.${await signer.mac(`${SESSION_CONTEXT}.${runId}.${random}`)}`;
 }
 
@@ -239,17 +261,4 @@ export function verifySessionId(
   const parts = sessionId.split(".");
   if (parts.length !== 2 || !/^[A-Za-z0-9_-]{22}$/.test(parts[0]!)) return false;
   return signer.verify(`${SESSION_CONTEXT}.${runId}.${parts[0]}`, parts[1]!);
-}
-
-function toBase64Url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
-
-/** @throws {DOMException} When the text is not base64url. */
-function fromBase64Url(text: string): Uint8Array {
-  if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new SyntaxError("not base64url");
-  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  return Uint8Array.from(binary, (char) => char.charCodeAt(0));
 }

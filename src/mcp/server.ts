@@ -27,6 +27,7 @@ import { readBodyText } from "../hono/body.ts";
 import { callError } from "../hono/status.ts";
 import { InFlightCalls, type RpcId } from "./in_flight.ts";
 import { modelView } from "../core/model_view.ts";
+import { toBase64url } from "../core/ledger.ts";
 import type { McpMount, McpSessions } from "./types.ts";
 
 /** The MCP revisions served, newest first. */
@@ -495,24 +496,26 @@ async function callTool(
 
 /** A fresh tool call ID for a 2026-07-28 call without `_meta` ID: `mcp-` and 128 random bits. */
 function mintToolCallId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return `mcp-${
-    btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
-      .replace(/=+$/, "")
-  }`;
+  return `mcp-${toBase64url(crypto.getRandomValues(new Uint8Array(16)))}`;
 }
 
 /**
  * On Workers, keeps the isolate until the call ended even when the client went away first (a
  * handler may otherwise be cut when its client disconnects). Elsewhere there is no execution
- * context (Hono's getter throws) and nothing cuts a running handler.
+ * context (Hono's getter throws) and nothing cuts a running handler. The error that getter throws
+ * is made without a stack trace: capturing one cost more than the rest of a `tools/call`'s
+ * routing (about 5 µs of a 40 µs call in process).
  */
 function keepAlive(c: Context<AppEnv>, done: Promise<unknown>): void {
   let ctx: { waitUntil(promise: Promise<unknown>): void } | undefined;
+  const depth = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     ctx = c.executionCtx;
   } catch {
     return;
+  } finally {
+    Error.stackTraceLimit = depth;
   }
   ctx?.waitUntil(done.catch(() => {}));
 }

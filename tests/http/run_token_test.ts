@@ -115,7 +115,8 @@ async function checkRestart(
   const [first, second] = apps;
   const runId = uniqueId("run");
   const old = await first.startRun(runId);
-  // Both apps served the earlier run: neither keeps anything of it.
+  // Both apps served the earlier run; the first signed its token and keeps its MAC, the second
+  // kept nothing. Neither keeps the run: the store's begin refuses the instance a token names.
   assert.equal((await first.toolCall(runId, old.agentToken, "call_before_1")).status, 200);
   assert.equal((await second.toolCall(runId, AGENT, "call_before_2")).status, 200);
   now += 1;

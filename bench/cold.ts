@@ -1,0 +1,121 @@
+/**
+ * Figure 13: what a Worker carries and what its cold start costs. Bundles, the way
+ * `deno task build:worker` does (`deno bundle --platform browser`, and with `--minify` as the
+ * task now builds): edge/cloudflare.ts (the JSON API, the run inspector and the MCP route),
+ * `bench/cold/worker_api.ts` (the same Worker without the inspector and the MCP route), and
+ * `bench/cold/worker_minimal.ts` (a minimal Hono + `@upstash/redis` Worker: one route, a bearer
+ * check, JSON). With `BENCH_BEFORE=<checkout>`, also that checkout's edge/cloudflare.ts.
+ *
+ * Size: bytes and gzip bytes of each bundle. Cold start, measured in Deno: each sample is a new
+ * `deno run --no-code-cache` process (`bench/cold/first_request.ts`) that times, from before the
+ * bundle's import to the last byte of its answer, the import and one tool call to the Worker's
+ * `fetch` (memory store, no network; edge/ answers RUN_NOT_FOUND after the token, the body and
+ * the store's begin, the minimal Worker answers at once). The bundles take turns, sample after
+ * sample; the figure is the median of each, and its ratio to the minimal Worker's.
+ *
+ * Run: `deno task bench:cold` (`BENCH_N=<samples per bundle>`, default 30).
+ *
+ * @module
+ */
+import { printTable, SMOKE } from "./_common.ts";
+
+const N = SMOKE ? 2 : Number(Deno.env.get("BENCH_N") ?? 30);
+const ROOT = new URL("../", import.meta.url).pathname;
+const DENO = Deno.execPath();
+
+interface Bundle {
+  name: string;
+  /** Where to bundle from, and the entry from there. */
+  cwd: string;
+  entry: string;
+  minify: boolean;
+  path?: string;
+  samples: number[];
+}
+
+const before = Deno.env.get("BENCH_BEFORE");
+const entries: [string, string, string][] = [
+  ...(before === undefined
+    ? []
+    : [[`before (${before}): edge/cloudflare.ts`, before, "edge/cloudflare.ts"]] as [
+      string,
+      string,
+      string,
+    ][]),
+  ["edge/cloudflare.ts: API, inspector, MCP", ROOT, "edge/cloudflare.ts"],
+  ["bench/cold/worker_api.ts: the API alone", ROOT, "bench/cold/worker_api.ts"],
+  ["minimal Hono + @upstash/redis", ROOT, "bench/cold/worker_minimal.ts"],
+];
+const bundles: Bundle[] = [false, true].flatMap((minify) =>
+  entries.map(([name, cwd, entry]) => ({ name, cwd, entry, minify, samples: [] }))
+);
+
+const dir = await Deno.makeTempDir({ prefix: "tb-cold-" });
+try {
+  for (const [i, bundle] of bundles.entries()) {
+    bundle.path = `${dir}/${i}.js`;
+    const built = await new Deno.Command(DENO, {
+      args: [
+        "bundle",
+        "--platform",
+        "browser",
+        ...(bundle.minify ? ["--minify"] : []),
+        "-o",
+        bundle.path,
+        bundle.entry,
+      ],
+      cwd: bundle.cwd,
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (!built.success) throw new Error(new TextDecoder().decode(built.stderr));
+  }
+  for (let round = 0; round < N; round++) {
+    for (let k = 0; k < bundles.length; k++) {
+      const bundle = bundles[(k + round) % bundles.length]!; // each bundle first in turn
+      const out = await new Deno.Command(DENO, {
+        args: ["run", "--no-code-cache", "-A", `${ROOT}bench/cold/first_request.ts`, bundle.path!],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+      const { ms, status } = JSON.parse(new TextDecoder().decode(out.stdout));
+      if (status >= 500) throw new Error(`${bundle.name}: first request answered ${status}`);
+      bundle.samples.push(ms);
+    }
+  }
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+  const gzipped = async (path: string) =>
+    (await new Response(
+      (await Deno.open(path)).readable.pipeThrough(new CompressionStream("gzip")),
+    ).arrayBuffer()).byteLength;
+  console.log(
+    `\nEach bundle ${N} cold starts (new process, no code cache), in turn; median ms of import + ` +
+      "one tool call to its fetch.\n",
+  );
+  const rows: string[][] = [];
+  for (const minify of [false, true]) {
+    const set = bundles.filter((bundle) => bundle.minify === minify);
+    const today = set[0]!;
+    const floor = set[set.length - 1]!;
+    const todayBytes = (await Deno.stat(today.path!)).size;
+    for (const bundle of set) {
+      const bytes = (await Deno.stat(bundle.path!)).size;
+      rows.push([
+        bundle.name,
+        minify ? "yes" : "no",
+        String(bytes),
+        String(await gzipped(bundle.path!)),
+        `${(bytes / todayBytes * 100).toFixed(0)}%`,
+        median(bundle.samples).toFixed(1),
+        `${(median(bundle.samples) / median(floor.samples)).toFixed(2)}x`,
+      ]);
+    }
+  }
+  printTable(
+    ["bundle", "minified", "bytes", "gzip bytes", "of the first row's", "cold ms", "/ minimal"],
+    rows,
+  );
+} finally {
+  await Deno.remove(dir, { recursive: true });
+}
