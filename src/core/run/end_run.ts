@@ -22,20 +22,14 @@ import { rowsToFacts } from "../progress.ts";
 import { emit, type Setup } from "../setup.ts";
 import type { FactRow, SealState } from "../store.ts";
 import { utf8ByteLength } from "../utf8.ts";
-import type { ObservedFact, ReceiptCall, RunContext, RunEnd, RunReceipt } from "../types.ts";
+import type { ReceiptCall, RunContext, RunEnd, RunReceipt } from "../types.ts";
 import { archiveRun } from "./archive_run.ts";
 import { toCanonicalRecord } from "./inspect.ts";
+import { parseSeal, type Seal } from "./seal.ts";
 import { storeCall } from "./store_call.ts";
 
 /** IDs per page at most, so no one answer grows with an uncapped factCount. */
 const MAX_PAGE = 1_000;
-
-/** What a run's seal keeps: the receipt and the report it was signed over. */
-export interface Seal {
-  receipt: RunReceipt;
-  facts: ObservedFact[];
-  omitted: number;
-}
 
 /**
  * Ends a run and reports its facts, within `limits.factCount` and `limits.factBytes`, and how
@@ -271,24 +265,6 @@ async function hashOfStored(
     // Not data (its JSON text does not parse): nothing to pin, and never a verdict of ok.
     return null;
   }
-}
-
-/** A stored seal, read back; a store that answers anything else is unavailable. */
-export function parseSeal(sealJson: string): Seal {
-  try {
-    const seal = JSON.parse(sealJson) as Seal;
-    if (
-      typeof seal?.receipt?.sig === "string" && Array.isArray(seal.facts) &&
-      typeof seal.omitted === "number"
-    ) {
-      return seal;
-    }
-  } catch {
-    // Reported below.
-  }
-  throw new BoundaryError("STORE_UNAVAILABLE", {
-    cause: new TypeError("The store holds a seal that is not one"),
-  });
 }
 
 function reportOf(seal: Seal): RunEnd {
