@@ -6,7 +6,12 @@
  * @module
  */
 import { Redis } from "@upstash/redis/cloudflare";
-import { buildEdgeApp, type EdgeApp, type EdgeConfig, REDIS_CLIENT_OPTIONS } from "../../edge/app.ts";
+import {
+  buildEdgeApp,
+  type EdgeApp,
+  type EdgeConfig,
+  REDIS_CLIENT_OPTIONS,
+} from "../../edge/app.ts";
 
 let built: EdgeApp | undefined;
 

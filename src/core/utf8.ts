@@ -100,3 +100,26 @@ function countLoop(text: string, start: number, end: number): number {
   }
   return bytes;
 }
+
+/** Shared: a decoder keeps no state between calls that do not stream. */
+const strict = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The text of UTF-8 bytes, refusing bytes that are not UTF-8: the one strict decoder, so that no
+ * request pays for making its own.
+ *
+ * @param bytes UTF-8.
+ * @returns The text.
+ * @throws {TypeError} When the bytes are not UTF-8.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { decodeUtf8 } from "./utf8.ts";
+ * assert.equal(decodeUtf8(new Uint8Array([0xc3, 0xa9])), "é");
+ * assert.throws(() => decodeUtf8(new Uint8Array([0xc3])), TypeError);
+ * ```
+ */
+export function decodeUtf8(bytes: Uint8Array): string {
+  return strict.decode(bytes);
+}

@@ -6,6 +6,7 @@
  */
 import type { Context } from "hono";
 import * as v from "valibot";
+import { decodeUtf8 } from "../core/utf8.ts";
 import type { AppEnv, Guard } from "./auth.ts";
 import { errorResponse } from "./status.ts";
 
@@ -115,9 +116,6 @@ export interface JsonBody<S extends v.GenericSchema> {
   sent: Record<string, unknown>;
 }
 
-/** The one decoder of request bodies: `fatal`, so bytes that are not UTF-8 throw. */
-const utf8 = new TextDecoder("utf-8", { fatal: true });
-
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/;
 
 /**
@@ -163,7 +161,7 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
     }
   }
   try {
-    return utf8.decode(bytes);
+    return decodeUtf8(bytes);
   } catch {
     return ""; // not UTF-8: a parse error, as malformed JSON is
   }

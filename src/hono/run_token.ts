@@ -9,6 +9,7 @@
  */
 import { isSafeRunId } from "../core/ids.ts";
 import { fromBase64url, toBase64url } from "../core/ledger.ts";
+import { decodeUtf8 } from "../core/utf8.ts";
 import { constantTimeEqual } from "./auth.ts";
 
 /** The shortest server secret `createApp` accepts. */
@@ -40,12 +41,12 @@ export interface RunTokenClaims {
 
 const RUN_TOKEN_PREFIX = "tbr";
 const SESSION_CONTEXT = "mcp-session";
+const SESSION_RANDOM = /^[A-Za-z0-9_-]{22}\./;
 const encoder = new TextEncoder();
-const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * How many MACs a {@linkcode Signer} keeps in memory, least recently used first out: each entry
- * is a signed text of at most a few hundred bytes and its 43-character MAC.
+ * How many MACs a {@linkcode Signer} keeps in memory, first kept first out: each entry is a
+ * signed text of at most a few hundred bytes and its 43-character MAC.
  */
 export const KNOWN_MACS = 4096;
 
@@ -61,8 +62,8 @@ interface Kept {
  * WebCrypto costs a turn of the event loop and a hop to the runtime per call (about 70 µs outside
  * workerd), and a run token or session ID is checked on every request that carries it. So the
  * signer keeps the MACs it made (a token it signed, a session it issued) and those it checked and
- * found right, by signed text, at most {@linkcode KNOWN_MACS} of them (the least recently used
- * goes first): a text seen before is checked against the kept MAC, in constant time, with no
+ * found right, by signed text, at most {@linkcode KNOWN_MACS} of them (the first kept goes first):
+ * a text seen before is checked against the kept MAC, in constant time, with no
  * WebCrypto call. A MAC is a function of the text and the secret alone, so a kept one is exactly
  * what WebCrypto would give again. A MAC found wrong is never kept: a forged token costs a
  * WebCrypto call each time and cannot push the genuine ones out.
@@ -142,14 +143,13 @@ export class Signer {
     return toBase64url(new Uint8Array(mac));
   }
 
-  /** The kept MAC of `text`, now the most recently used. */
+  /**
+   * The kept MAC of `text`. Not moved to the back: with a few thousand entries a Map's delete and
+   * set on every request cost more than the WebCrypto call saved now and then by keeping the most
+   * used ones longer (about 9 µs against 0.1 µs for the lookup alone, in Deno).
+   */
   #recall(text: string): Kept | undefined {
-    const kept = this.#known.get(text);
-    if (kept !== undefined) {
-      this.#known.delete(text);
-      this.#known.set(text, kept);
-    }
-    return kept;
+    return this.#known.get(text);
   }
 
   #keep(text: string, mac: string): void {
@@ -193,10 +193,13 @@ export function verifyRunToken(
   token: string,
   now: number,
 ): RunTokenClaims | null | Promise<RunTokenClaims | null> {
-  const parts = token.split(".");
-  if (parts.length !== 3 || parts[0] !== RUN_TOKEN_PREFIX) return null;
-  const [prefix, payload, mac] = parts as [string, string, string];
-  const signed = `${prefix}.${payload}`;
+  // `tbr.<payload>.<mac>`: exactly two dots, the prefix before the first.
+  if (!token.startsWith(`${RUN_TOKEN_PREFIX}.`)) return null;
+  const dot = token.indexOf(".", RUN_TOKEN_PREFIX.length + 1);
+  if (dot < 0 || token.indexOf(".", dot + 1) >= 0) return null;
+  const signed = token.slice(0, dot);
+  const payload = signed.slice(RUN_TOKEN_PREFIX.length + 1);
+  const mac = token.slice(dot + 1);
   const claimsOf = (genuine: boolean): RunTokenClaims | null => {
     if (!genuine) return null;
     const claims = signer.readOnce(signed, () => readClaims(payload));
@@ -214,7 +217,7 @@ function readClaims(payload: string): RunTokenClaims | null {
   if (bytes === null) return null;
   let claims: unknown;
   try {
-    claims = JSON.parse(utf8.decode(bytes));
+    claims = JSON.parse(decodeUtf8(bytes));
   } catch {
     return null;
   }
@@ -258,7 +261,9 @@ export function verifySessionId(
   sessionId: string,
   runId: string,
 ): boolean | Promise<boolean> {
-  const parts = sessionId.split(".");
-  if (parts.length !== 2 || !/^[A-Za-z0-9_-]{22}$/.test(parts[0]!)) return false;
-  return signer.verify(`${SESSION_CONTEXT}.${runId}.${parts[0]}`, parts[1]!);
+  // `<random>.<mac>`: 22 characters of base64url, one dot, the MAC.
+  if (sessionId.length < 23 || !SESSION_RANDOM.test(sessionId)) return false;
+  const mac = sessionId.slice(23);
+  if (mac.includes(".")) return false;
+  return signer.verify(`${SESSION_CONTEXT}.${runId}.${sessionId.slice(0, 22)}`, mac);
 }

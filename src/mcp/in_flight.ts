@@ -74,6 +74,7 @@ export class InFlightCalls {
   }
 }
 
-// The number 1 and the string "1" are different JSON-RPC ids.
+// The number 1 and the string "1" are different JSON-RPC ids. Run IDs and session IDs hold no
+// NUL, so the parts cannot run into each other.
 const inFlightKey = (runId: string, session: string, id: RpcId) =>
-  JSON.stringify([runId, session, id]);
+  `${runId}\0${session}\0${typeof id === "number" ? "n" : "s"}${id}`;

@@ -28,6 +28,7 @@ import { callError } from "../hono/status.ts";
 import { InFlightCalls, type RpcId } from "./in_flight.ts";
 import { modelView } from "../core/model_view.ts";
 import { toBase64url } from "../core/ledger.ts";
+import { decodeUtf8 } from "../core/utf8.ts";
 import type { McpMount, McpSessions } from "./types.ts";
 
 /** The MCP revisions served, newest first. */
@@ -222,7 +223,8 @@ export async function serveMcp(c: Context<AppEnv>, mcp: McpServer): Promise<Resp
         issued: null,
         stateless: true,
       };
-      const answer = await answer1(exchange, message, false);
+      const pending = answer1(exchange, message, false);
+      const answer = pending instanceof Promise ? await pending : pending;
       return answer === null ? c.body(null, 202) : reply(answer, 200);
     }
   }
@@ -248,12 +250,15 @@ export async function serveMcp(c: Context<AppEnv>, mcp: McpServer): Promise<Resp
     if (message.length === 0) return reply(rpcError(null, INVALID_REQUEST, "Empty batch."), 400);
     const replies: RpcReply[] = [];
     for (const item of message) {
-      const answer = await answer1(exchange, item, true);
+      const pending = answer1(exchange, item, true);
+      const answer = pending instanceof Promise ? await pending : pending;
       if (answer !== null) replies.push(answer);
     }
     return replies.length === 0 ? c.body(null, 202) : reply(replies, 200);
   }
-  const answer = await answer1(exchange, message, false);
+  // Only a call waits: an answer that is ready takes no turn of the event loop.
+  const pending = answer1(exchange, message, false);
+  const answer = pending instanceof Promise ? await pending : pending;
   if (answer === null) return c.body(null, 202);
   if (exchange.issued !== null) c.header("Mcp-Session-Id", exchange.issued);
   const malformed = "error" in answer &&
@@ -342,18 +347,17 @@ function decodeHeaderValue(value: string): string | undefined {
   if (sentinel === null) return value;
   try {
     const bytes = Uint8Array.from(atob(sentinel[1]!), (char) => char.charCodeAt(0));
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    return decodeUtf8(bytes);
   } catch {
     return undefined;
   }
 }
 
+/** A reply now, or once it is ready: only `tools/call` and `initialize` wait for anything. */
+type Answer = RpcReply | null | Promise<RpcReply | null>;
+
 /** The reply to one message; `null` for a notification or a client's response. */
-async function answer1(
-  x: Exchange,
-  message: unknown,
-  inBatch: boolean,
-): Promise<RpcReply | null> {
+function answer1(x: Exchange, message: unknown, inBatch: boolean): Answer {
   if (!isObject(message)) return rpcError(null, INVALID_REQUEST, "Invalid request.");
   const { id, method, params } = message;
   const validId = typeof id === "string" || (typeof id === "number" && Number.isFinite(id));
@@ -395,7 +399,7 @@ async function answer1(
       case "tools/list":
         return result({ tools: x.mcp.tools(), ...NOT_CACHED });
       case "tools/call":
-        return stateless1(x.mcp, await callTool(x, id, params ?? {}));
+        return callTool(x, id, params ?? {}).then((reply) => stateless1(x.mcp, reply));
       default:
         // `initialize` and `ping` are not part of 2026-07-28.
         return rpcError(id, METHOD_NOT_FOUND, "Method not found.");
@@ -406,11 +410,13 @@ async function answer1(
       if (inBatch) return rpcError(id, INVALID_REQUEST, "initialize must not be in a batch.");
       const asked = params?.protocolVersion;
       if (typeof asked !== "string") return rpcError(id, INVALID_PARAMS, "Invalid params.");
-      x.issued = await x.mcp.sessions.issue(x.runId);
-      return result({
-        protocolVersion: SESSION_VERSIONS.includes(asked) ? asked : SESSION_VERSIONS[0],
-        capabilities: { tools: {} },
-        serverInfo: x.mcp.serverInfo,
+      return x.mcp.sessions.issue(x.runId).then((issued) => {
+        x.issued = issued;
+        return result({
+          protocolVersion: SESSION_VERSIONS.includes(asked) ? asked : SESSION_VERSIONS[0],
+          capabilities: { tools: {} },
+          serverInfo: x.mcp.serverInfo,
+        });
       });
     }
     case "ping":
@@ -418,7 +424,7 @@ async function answer1(
     case "tools/list":
       return result({ tools: x.mcp.tools() });
     case "tools/call":
-      return await callTool(x, id, params ?? {});
+      return callTool(x, id, params ?? {});
     default:
       return rpcError(id, METHOD_NOT_FOUND, "Method not found.");
   }
@@ -528,10 +534,11 @@ function keepAlive(c: Context<AppEnv>, done: Promise<unknown>): void {
  */
 function toolResult(result: BoundaryResult, toolCallId: string | null): Record<string, unknown> {
   const structured = modelView(result);
-  return {
+  const answer: Record<string, unknown> = {
     content: [{ type: "text", text: JSON.stringify(structured) }],
     structuredContent: structured,
-    ...(result.status === "ERROR" ? { isError: true } : {}),
-    ...(toolCallId === null ? {} : { _meta: { [TOOL_CALL_ID_META]: toolCallId } }),
   };
+  if (result.status === "ERROR") answer.isError = true;
+  if (toolCallId !== null) answer._meta = { [TOOL_CALL_ID_META]: toolCallId };
+  return answer;
 }
