@@ -759,7 +759,8 @@ Deno.test("the run inspector shows every call of a run in a real browser, runs n
 Deno.test("the run console renders the runs list from a Worker bundled as wrangler bundles it (keepNames on); every bundle serves the same script", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "tb-inspector-" });
   try {
-    const worker = await bundle("edge/cloudflare.ts", dir);
+    // As `deno task build:worker` makes it (minified), then as wrangler bundles that.
+    const worker = await bundle("edge/cloudflare.ts", dir, undefined, { minify: true });
     const wrangled = `${dir}/wrangler-worker.js`;
     await wranglerBundle(worker, wrangled);
     // keepNames rewrote the server's functions: the bundle calls __name on them.

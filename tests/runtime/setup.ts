@@ -25,12 +25,15 @@ export async function npmBin(): Promise<string> {
  * @param config A deno.json whose import map resolves the entry's imports, e.g.
  *   `examples/deno.json`, which maps `@tool-boundary/core` to this repository's source; by
  *   default the workspace's (the core, packages/ and the test dependencies).
+ * @param options `minify`, as the Workers' build tasks (`build:worker`, `build:gateway-worker`)
+ *   bundle. @default not minified
  * @returns The bundle's path.
  */
 export async function bundle(
   entry: string,
   dir: string,
   config?: string,
+  options: { minify?: boolean } = {},
 ): Promise<string> {
   const out = `${dir}/${entry.replaceAll("/", "_").replace(/\.ts$/, ".js")}`;
   await run(Deno.execPath(), [
@@ -38,6 +41,7 @@ export async function bundle(
     ...(config === undefined ? WORKSPACE_CONFIG : ["--config", config]),
     "--platform",
     "browser",
+    ...(options.minify ? ["--minify"] : []),
     "-o",
     out,
     entry,
@@ -62,7 +66,8 @@ export async function serveWorker(
 ): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "tb-worker-" });
   try {
-    await serveScript(await bundle(entry, dir, config), bindings, fn);
+    // Minified, as the Workers' build tasks make what is deployed.
+    await serveScript(await bundle(entry, dir, config, { minify: true }), bindings, fn);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -12,6 +12,7 @@ import { Redis } from "@upstash/redis/cloudflare";
 import * as v from "valibot";
 import { defineTool, type Store, ToolBoundary } from "@tool-boundary/core";
 import { type BoundaryApp, createApp } from "@tool-boundary/core/hono";
+import { mcpRoute } from "@tool-boundary/core/mcp";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { UpstashStore } from "@tool-boundary/core/upstash";
 
@@ -62,9 +63,15 @@ function build(env: Env): BoundaryApp {
     tools: [serviceStatus],
     ...(ledgerKey ? { ledgerKey } : {}),
   });
-  // Without a secret there are no run tokens and the MCP route answers 404.
+  // With a secret: run tokens, and the MCP route (its session IDs are signed). Without one,
+  // neither, and POST /v1/runs/:runId/mcp answers 404.
   const secret = env.SERVER_SECRET;
-  return createApp({ boundary, agentToken, harnessToken, ...(secret ? { secret } : {}) });
+  return createApp({
+    boundary,
+    agentToken,
+    harnessToken,
+    ...(secret ? { secret, mcp: mcpRoute() } : {}),
+  });
 }
 
 let app: BoundaryApp | undefined;
