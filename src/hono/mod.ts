@@ -68,7 +68,7 @@ import type { ToolBoundary } from "../core/boundary.ts";
 import { BoundaryError } from "../core/errors.ts";
 import type { InspectorApp } from "../inspector/types.ts";
 import type { McpRoute } from "../mcp/types.ts";
-import { accessGuards, type AppEnv, type Guard, type Role } from "./auth.ts";
+import { accessGuards, type AppContext, type AppEnv, type Guard, type Role } from "./auth.ts";
 import {
   type BodySize,
   CITATIONS_BODY_BYTES,
@@ -91,6 +91,7 @@ import {
 
 export {
   type AnyErrorCode,
+  type AppContext,
   type AppEnv,
   type ErrorStatus,
   HTTP_ERROR_CODES,

@@ -5,9 +5,8 @@
  *
  * @module
  */
-import type { Context } from "hono";
 import type { ToolBoundary } from "../core/boundary.ts";
-import type { AppEnv } from "../hono/auth.ts";
+import type { AppContext } from "../hono/auth.ts";
 
 /**
  * MCP session IDs under the app's server secret: `<random>.<HMAC(secret, runId, random)>`, signed,
@@ -50,17 +49,17 @@ export interface McpHandlers {
    * A refusal before the token is read (an `Origin` not allowed), or `undefined`.
    * @param c The request's context.
    */
-  precheck(c: Context<AppEnv>): Response | undefined;
+  precheck(c: AppContext): Response | undefined;
   /**
    * The route's 401 (no OAuth challenge: it takes a bearer token).
    * @param c The request's context.
    */
-  unauthenticated(c: Context<AppEnv>): Response;
+  unauthenticated(c: AppContext): Response;
   /**
    * Answers a request that passed every check.
    * @param c The request's context.
    */
-  handle(c: Context<AppEnv>): Promise<Response>;
+  handle(c: AppContext): Promise<Response>;
 }
 
 /**
