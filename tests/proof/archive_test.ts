@@ -13,8 +13,8 @@ import {
   type RunBundle,
   ToolBoundary,
 } from "../../src/mod.ts";
-import { MemoryStore } from "../../src/stores/memory.ts";
-import { createApp } from "../../src/http/mod.ts";
+import { MemoryStore } from "../../src/memory/mod.ts";
+import { createApp } from "../../src/hono/mod.ts";
 import { rfc3161 } from "../../src/timestamp/mod.ts";
 import { STORES } from "../support/stores.ts";
 import { startTsa } from "../support/tsa.ts";
