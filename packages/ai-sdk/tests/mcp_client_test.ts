@@ -11,6 +11,7 @@ import { generateText, isStepCount } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
 import { ERROR_MESSAGES, ToolBoundary } from "@tool-boundary/core";
 import { createApp } from "@tool-boundary/core/hono";
+import { mcpRoute } from "@tool-boundary/core/mcp";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { CANARY_SECRET } from "@tool-boundary/core/testing";
 import { callStep, testTools, textStep, toolCall } from "./support.ts";
@@ -36,7 +37,13 @@ interface Seen {
 /** The app on a loopback port, with every request to the MCP route logged as it was answered. */
 function serve() {
   const boundary = new ToolBoundary({ store: new MemoryStore(), tools: testTools() });
-  const app = createApp({ boundary, agentToken: AGENT, harnessToken: HARNESS, secret: SECRET });
+  const app = createApp({
+    boundary,
+    agentToken: AGENT,
+    harnessToken: HARNESS,
+    secret: SECRET,
+    mcp: mcpRoute(),
+  });
   const seen: Seen[] = [];
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
     if (!new URL(req.url).pathname.endsWith("/mcp")) return app.fetch(req);
