@@ -62,6 +62,7 @@ import { HTTPException } from "hono/http-exception";
 import { methodNotAllowed } from "hono/method-not-allowed";
 import { requestId } from "hono/request-id";
 import type { ToolBoundary } from "../core/boundary.ts";
+import { capabilitiesOf } from "../core/capabilities.ts";
 import { BoundaryError } from "../core/errors.ts";
 import type { InspectorApp } from "../inspector/types.ts";
 import { accessGuards, type AppEnv, type Role } from "./auth.ts";
@@ -232,6 +233,8 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
     citations: CITATIONS_BODY_BYTES,
   };
   const info = options.info ?? { title: "tool-boundary", version: "0.1.0" };
+  // The store is the boundary's for its life: a route whose capability it lacks is NOT_FOUND.
+  const capabilities = capabilitiesOf(boundary.store);
   const deps: RouteDeps = {
     boundary,
     openapi: buildOpenApi(ROUTES, info),
@@ -285,7 +288,9 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
       ...(route.mcp ? [mcpOrigins, ...access.map(withoutChallenge)] : access),
       ...pathGuards(route.path),
       ...(route.body === undefined ? [] : jsonBody(route.body, bodyBytes[route.body.size])),
-      (c) => route.handle(c, deps),
+      route.needs === undefined || capabilities.includes(route.needs)
+        ? (c) => route.handle(c, deps)
+        : (c) => errorResponse(c, "NOT_FOUND"),
     );
   }
 

@@ -4,13 +4,8 @@
  *
  * @module
  */
-import {
-  defineTool,
-  generateLedgerKeys,
-  type Store,
-  ToolBoundary,
-  toolError,
-} from "../../src/mod.ts";
+import { defineTool, generateLedgerKeys, ToolBoundary, toolError } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { uniqueId } from "../support/stores.ts";
 
 /** The tools of the run: `lookup` finds `key` "a", fails on "boom". */
