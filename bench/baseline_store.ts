@@ -19,7 +19,7 @@
  * a straightforward version would not have them and each only makes the baseline faster: the
  * atomicity of each transition (there are windows between the commands), the rule that a
  * tool call ID stays used after its record expired, telling a conflict from a duplicate, and
- * the call listing (`lookupCall` and `listCalls` reject).
+ * the optional capabilities (it is a `Store` of the required core alone).
  *
  * @module
  */
@@ -28,16 +28,14 @@ import type { ErrorCode } from "../src/core/errors.ts";
 import type {
   BeginReply,
   BeginRequest,
-  CallLookup,
-  CallSummary,
-  CompleteRefusal,
+  CompleteReply,
   CompleteRequest,
-  EndRunRefusal,
+  EndRunReply,
   EndRunRequest,
   FactRow,
   ReadFactsRequest,
   RunState,
-  StartRunRefusal,
+  StartRunReply,
   StartRunRequest,
   Store,
   StoredRecord,
@@ -71,7 +69,7 @@ export class BaselineStore implements Store {
   /** {@inheritDoc Store.startRun} */
   async startRun(
     request: StartRunRequest,
-  ): Promise<{ ok: true; run: RunState } | StartRunRefusal> {
+  ): Promise<StartRunReply> {
     const key = this.#run(request.runId);
     const existing = await this.#redis.hgetall<Record<string, unknown>>(key);
     if (existing !== null) {
@@ -144,7 +142,7 @@ export class BaselineStore implements Store {
   /** {@inheritDoc Store.complete} */
   async complete(
     request: CompleteRequest,
-  ): Promise<{ ok: true; record: StoredRecord } | CompleteRefusal> {
+  ): Promise<CompleteReply> {
     const recordKey = this.#record(request.runId, request.toolCallId);
     const record = await this.#redis.get<StoredRecord>(recordKey);
     if (record === null) return refuse("RECORD_EXPIRED");
@@ -187,7 +185,7 @@ export class BaselineStore implements Store {
   /** {@inheritDoc Store.endRun} */
   async endRun(
     request: EndRunRequest,
-  ): Promise<{ ok: true; run: RunState; toolCallIds: string[] } | EndRunRefusal> {
+  ): Promise<EndRunReply> {
     const runKey = this.#run(request.runId);
     const run = await this.#redis.hgetall<Record<string, unknown>>(runKey);
     if (run === null) return refuse("RUN_NOT_FOUND");
@@ -222,16 +220,6 @@ export class BaselineStore implements Store {
       rows.push(row);
     }
     return { rows, omitted };
-  }
-
-  /** Not part of the baseline. */
-  lookupCall(): Promise<CallLookup | null> {
-    return Promise.reject(new Error("BaselineStore keeps no begun calls"));
-  }
-
-  /** Not part of the baseline. */
-  listCalls(): Promise<{ run: RunState; calls: CallSummary[] } | null> {
-    return Promise.reject(new Error("BaselineStore keeps no begun calls"));
   }
 }
 

@@ -11,7 +11,8 @@
  *
  * @module
  */
-import { defineTool, generateLedgerKeys, type Store, ToolBoundary } from "../src/mod.ts";
+import { defineTool, generateLedgerKeys, ToolBoundary } from "../src/mod.ts";
+import type { Store } from "../src/store/mod.ts";
 import { MemoryStore } from "../src/memory/mod.ts";
 import { UpstashStore } from "../src/upstash/mod.ts";
 import { startUpstashFixture } from "../tests/support/upstash_fixture.ts";

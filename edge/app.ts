@@ -29,10 +29,10 @@
 import type { Hono } from "hono";
 import {
   type AnyToolDefinition,
-  type Store,
   ToolBoundary,
   type ToolBoundaryOptions,
 } from "@tool-boundary/core";
+import type { Store } from "@tool-boundary/core/store";
 import { type AppEnv, createApp } from "@tool-boundary/core/hono";
 import type { InspectorApp } from "@tool-boundary/core/inspector";
 import type { McpRoute, McpRouteOptions } from "@tool-boundary/core/mcp";

@@ -119,11 +119,4 @@ export {
   type ErrorCode,
   isErrorCode,
 } from "./core/errors.ts";
-export type {
-  CallSummary,
-  ListRunsRequest,
-  RunsPage,
-  RunState,
-  RunSummary,
-  Store,
-} from "./core/store.ts";
+export type { CallSummary, ListRunsRequest, RunsPage, RunState, RunSummary } from "./core/store.ts";

@@ -10,7 +10,8 @@
  */
 import { Redis } from "@upstash/redis";
 import * as v from "valibot";
-import { defineTool, type Store, ToolBoundary } from "@tool-boundary/core";
+import { defineTool, ToolBoundary } from "@tool-boundary/core";
+import type { Store } from "@tool-boundary/core/store";
 import { createApp } from "@tool-boundary/core/hono";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { UpstashStore } from "@tool-boundary/core/upstash";

@@ -50,6 +50,7 @@ import type {
   RunContext,
   ToolCallEnvelope,
 } from "@tool-boundary/core";
+import { requireCapability, type Store } from "@tool-boundary/core/store";
 
 // `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
 // aliases name them for the docs.
@@ -73,6 +74,11 @@ type Result = BoundaryResult;
  * @internal
  */
 type Recorded = CanonicalRecord;
+/**
+ * `Store` of `@tool-boundary/core/store`: the boundary's store.
+ * @internal
+ */
+type Durable = Store;
 
 /** One part of a joined ID: the core's allow-list without `:`, the separator. */
 const PART = /^[A-Za-z0-9_.-]+$/;
@@ -225,8 +231,13 @@ export class RetryLaterError extends Error {
   }
 }
 
-/** What {@linkcode invokeOnce} needs of a boundary: a `ToolBoundary` has both. */
+/** What {@linkcode invokeOnce} needs of a boundary: a `ToolBoundary` has all of it. */
 export interface Invoker {
+  /**
+   * `ToolBoundary.store`: when given, {@linkcode invokeOnce} checks before anything else that it
+   * has the `CallIndex` capability, which `recall` needs.
+   */
+  readonly store?: Durable;
   /** `ToolBoundary.invoke`, on a boundary made with `onDuplicate: "replay"`. */
   invoke(
     run: Run,
@@ -304,7 +315,8 @@ export interface InvokeOnceOptions {
  * @throws {RetryLaterError} OUTCOME_UNKNOWN under `"retry"` (or before `probeAfterMs`, or once
  *   `maxProbes` probes all died), or STORE_UNAVAILABLE: retry the step later.
  * @throws {TypeError} When the boundary answers DUPLICATE_TOOL_CALL: it was not made with
- *   `onDuplicate: "replay"`, and a retried step would never get its result.
+ *   `onDuplicate: "replay"`, and a retried step would never get its result; or its store has no
+ *   `CallIndex` (a call begun before the run refused new ones could not be recalled).
  * @throws {RangeError} When `maxProbes` or `probeAfterMs` is out of range.
  *
  * @example
@@ -362,6 +374,8 @@ export async function invokeOnce(
   if (typeof probeAfterMs !== "number" || !(probeAfterMs >= 0)) {
     throw new RangeError("Invalid probeAfterMs: expected a number of at least 0");
   }
+  // Checked at the first call, not only once a run refuses one and recall is needed.
+  if (invoker.store !== undefined) requireCapability(invoker.store, "CallIndex", "invoke once");
   const clock = options.clock ?? Date.now;
   const invokeOptions = signal === undefined ? undefined : { signal };
   // Each field read once: every attempt and probe sends the same values.

@@ -79,7 +79,9 @@ export class ToolBoundary {
    *
    * @param options Store, tools, limits, TTLs, authorization, observer and clock.
    * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
-   *   lone surrogate, `store` is not a store, or `onDuplicate` is neither "refuse" nor "replay".
+   *   lone surrogate, `store` is not a store (a required method missing, or a capability only in
+   *   part), `ledgerKey` comes with a store that has no `RunSeal`, or `onDuplicate` is neither
+   *   "refuse" nor "replay".
    * @throws {RangeError} When a limit is not a positive integer, a TTL is not an integer from 1
    *   to `MAX_TTL_MS`, or `storeRetryMs` not an integer from 0 to `MAX_TIMER_MS`.
    */
@@ -271,7 +273,7 @@ export class ToolBoundary {
    * @param envelope The call as the agent framework produced it.
    * @returns The recorded result, or an ERROR with a safe code.
    * @throws {TypeError} When `run` is neither a run context nor a run reference (a programming
-   *   error).
+   *   error), or the store has no `CallIndex`.
    *
    * @example
    * ```ts
@@ -307,6 +309,7 @@ export class ToolBoundary {
    * @returns One summary per begun call.
    * @throws {BoundaryError} INVALID_RUN_ID (an ID outside the allow-list), RUN_NOT_FOUND (absent
    *   or expired) or STORE_UNAVAILABLE.
+   * @throws {TypeError} When the store has no `CallIndex`.
    *
    * @example
    * ```ts
@@ -341,7 +344,7 @@ export class ToolBoundary {
    * @returns The page.
    * @throws {RangeError} For a bad `limit` or `cursor`.
    * @throws {BoundaryError} STORE_UNAVAILABLE.
-   * @throws {TypeError} When the store has no `listRuns`.
+   * @throws {TypeError} When the store has no `RunIndex`.
    *
    * @example
    * ```ts
@@ -455,7 +458,7 @@ export class ToolBoundary {
    * @param runId The run ID.
    * @returns The bundle.
    * @throws {BoundaryError} INVALID_RUN_ID, RUN_NOT_FOUND or STORE_UNAVAILABLE.
-   * @throws {TypeError} When the store has no `exportRun`.
+   * @throws {TypeError} When the store has no `RunSeal`.
    *
    * @example
    * ```ts

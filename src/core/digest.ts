@@ -25,7 +25,8 @@ import { utf8ByteLength } from "./utf8.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { canonicalJson, requestDigest } from "@tool-boundary/core/store";
+ * import { requestDigest } from "./digest.ts";
+ * import { canonicalJson } from "./json.ts";
  * const digest = await requestDigest("search", '{"query":"disk","limit":5}');
  * assert.equal(digest, await requestDigest("search", { limit: 5, query: "disk" }));
  * assert.notEqual(digest, await requestDigest("search", { limit: 6, query: "disk" }));

@@ -28,7 +28,7 @@ const FALLBACK_NAME = "Error";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { readFailure } from "@tool-boundary/core/store";
+ * import { readFailure } from "./failure.ts";
  * assert.deepEqual(readFailure(new TypeError("bad")), { name: "TypeError", message: "bad" });
  * assert.deepEqual(readFailure("oops"), { name: "string", message: "oops" });
  * assert.deepEqual(readFailure({ name: "<b>", message: "x".repeat(5_000) }), {
@@ -63,7 +63,7 @@ export function readFailure(thrown: unknown): ToolFailure {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkFailure } from "@tool-boundary/core/store";
+ * import { checkFailure } from "./failure.ts";
  * assert.deepEqual(checkFailure({ name: "Error", message: null }), { name: "Error", message: null });
  * assert.throws(() => checkFailure({ name: "a b", message: null }), TypeError);
  * ```

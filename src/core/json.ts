@@ -351,7 +351,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { canonicalJson } from "@tool-boundary/core/store";
+ * import { canonicalJson } from "./json.ts";
  * assert.equal(canonicalJson({ b: [1, { d: 0, c: "x" }], a: null }), '{"a":null,"b":[1,{"c":"x","d":0}]}');
  * assert.equal(canonicalJson({ b: 1, a: 2 }), canonicalJson({ a: 2, b: 1 }));
  * ```

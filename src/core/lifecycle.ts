@@ -12,7 +12,7 @@ import { checkRecordProof } from "./ledger.ts";
 import type {
   CallSummary,
   CompleteOutcome,
-  CompleteRefusal,
+  CompleteReply,
   CompleteRequest,
   StoredRecord,
 } from "./store.ts";
@@ -127,7 +127,8 @@ function withoutFailure(record: StoredRecord): Omit<StoredRecord, "failure"> {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { applyOutcome, isSameOutcome, projectingRecord } from "@tool-boundary/core/store";
+ * import { applyOutcome, projectingRecord } from "@tool-boundary/core/store";
+ * import { isSameOutcome } from "./lifecycle.ts";
  * const begun = projectingRecord({
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
  *   attemptId: "a1", ttlMs: 1_000, now: 0,
@@ -177,7 +178,7 @@ export function isSameOutcome(record: StoredRecord, outcome: CompleteOutcome): b
 export function completeTransition(
   record: StoredRecord | null | undefined,
   request: CompleteRequest,
-): CompleteRefusal | { ok: true; record: StoredRecord; changed: boolean } {
+): Extract<CompleteReply, { ok: false }> | { ok: true; record: StoredRecord; changed: boolean } {
   if (record == null) return { ok: false, code: "RECORD_EXPIRED" };
   const { outcome } = request;
   if (record.attemptId !== request.attemptId || !isValidOutcome(outcome)) {
@@ -195,7 +196,7 @@ export function completeTransition(
 }
 
 /**
- * One line of `Store.listCalls`: a begun call's record without payloads, or EXPIRED when the
+ * One line of `CallIndex.listCalls`: a begun call's record without payloads, or EXPIRED when the
  * record is gone.
  *
  * @param toolCallId The begun key.

@@ -21,7 +21,7 @@
  */
 import { allowedId, isSafeRunId, isSafeToolCallId, isWellFormedName, unitTable } from "./ids.ts";
 import { checkRecordProof } from "./ledger.ts";
-import { readRunsCursor, type RunsCursor } from "./runs_page.ts";
+import { readRunsCursor } from "./runs_page.ts";
 import type {
   BeginRequest,
   CompleteRequest,
@@ -481,7 +481,7 @@ export function checkReadFactsRequest(request: ReadFactsRequest): void {
  */
 export function checkListRunsRequest(
   request: ListRunsRequest,
-): { limit: number; after: RunsCursor | null } {
+): { limit: number; after: { startedAt: number; runId: string } | null } {
   const limit = integerIn("limit", request?.limit, 1, MAX_LIST_RUNS, "an integer");
   const cursor = request.cursor;
   if (cursor === undefined || cursor === null) return { limit, after: null };

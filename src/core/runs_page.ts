@@ -16,13 +16,8 @@
 import { isSafeRunId } from "./ids.ts";
 import type { RunSummary } from "./store.ts";
 
-/** Where a page of `listRuns` ended: the last run it listed. */
-export interface RunsCursor {
-  /** That run's `startedAt`. */
-  startedAt: number;
-  /** That run's ID. */
-  runId: string;
-}
+/** Where a page of `listRuns` ended: the last run it listed (its `startedAt` and ID). */
+export type RunsCursor = { startedAt: number; runId: string };
 
 const CURSOR = /^(0|[1-9][0-9]{0,15})\.(.+)$/;
 
@@ -41,7 +36,7 @@ const CURSOR = /^(0|[1-9][0-9]{0,15})\.(.+)$/;
  * assert.deepEqual(checkListRunsRequest({ limit: 1, cursor: next }).after, { startedAt: 5, runId: "r.1" });
  * ```
  */
-export function runsCursor(last: RunsCursor): string {
+export function runsCursor(last: { startedAt: number; runId: string }): string {
   return `${last.startedAt}.${last.runId}`;
 }
 

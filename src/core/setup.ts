@@ -21,6 +21,7 @@ import {
 } from "./limits.ts";
 import type { AuthorizeRequest, BoundaryEvent, ToolBoundaryOptions } from "./options.ts";
 import type { Store } from "./store.ts";
+import { checkStore, requireCapability } from "./capabilities.ts";
 import { type AnyToolDefinition, isToolName } from "./tool.ts";
 import type { RunBudget, RunContext } from "./types.ts";
 import { checkLedgerKey, importSigner, type LedgerSigner } from "./ledger.ts";
@@ -75,29 +76,17 @@ export interface Ledger {
   signer: LedgerSigner | undefined;
 }
 
-/** The store methods a boundary calls: a store lacking one is refused at construction. */
-const STORE_METHODS = [
-  "startRun",
-  "getRun",
-  "begin",
-  "complete",
-  "get",
-  "endRun",
-  "readFacts",
-  "lookupCall",
-  "listCalls",
-] as const;
-
 /**
  * Checks the options of a boundary and fills in the defaults.
  *
  * @param options As `new ToolBoundary` got them.
  * @returns The setup every operation reads.
  * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
- *   lone surrogate, `store` is not a store, `onDuplicate` is neither "refuse" nor "replay", or
- *   `ledgerKey` is not an Ed25519 private JWK (or `keyId` not a key ID), `timestamp` is not a
- *   function or comes without a `ledgerKey`, or `archive` has no `put` function (or a `get` that
- *   is not one) or comes without a `ledgerKey`.
+ *   lone surrogate, `store` is not a store (a required method missing, or a capability only in
+ *   part), `onDuplicate` is neither "refuse" nor "replay", or `ledgerKey` is not an Ed25519
+ *   private JWK (or `keyId` not a key ID) or comes with a store that has no `RunSeal`,
+ *   `timestamp` is not a function or comes without a `ledgerKey`, or `archive` has no `put`
+ *   function (or a `get` that is not one) or comes without a `ledgerKey`.
  * @throws {RangeError} When a limit is not a positive integer, a TTL is not an integer from 1
  *   to `MAX_TTL_MS`, or `storeRetryMs` not an integer from 0 to `MAX_TIMER_MS`.
  */
@@ -119,11 +108,7 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
     tools.set(tool.name, tool);
   }
   const store = options.store ?? new MemoryStore();
-  for (const method of STORE_METHODS) {
-    if (typeof (store as unknown as Record<string, unknown>)[method] !== "function") {
-      throw new TypeError(`Cannot create ToolBoundary: store lacks ${method}()`);
-    }
-  }
+  checkStore(store, "create ToolBoundary");
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   for (const [name, value] of Object.entries(limits)) positive(`limits.${name}`, value);
   const runTtlMs = checkTtlMs("runTtlMs", options.runTtlMs ?? DEFAULT_RUN_TTL_MS);
@@ -132,13 +117,7 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
   let ledger: Ledger | undefined;
   if (options.ledgerKey !== undefined) {
     const checked = checkLedgerKey(options.ledgerKey, options.keyId);
-    for (const method of ["sealRun", "exportRun"] as const) {
-      if (typeof store[method] !== "function") {
-        throw new TypeError(
-          `Cannot create ToolBoundary: a ledgerKey needs the store's ${method}()`,
-        );
-      }
-    }
+    requireCapability(store, "RunSeal", "create ToolBoundary with a ledgerKey");
     const ready = importSigner(checked);
     const imported: Ledger = { ready, signer: undefined };
     // Awaited by each operation that needs the key; never an unhandled rejection meanwhile.

@@ -1,6 +1,15 @@
 /**
  * The `Store` interface: the canonical invocation store, harness-only.
  *
+ * A store is a small required core ({@linkcode Store}: startRun, getRun, begin, complete, get,
+ * endRun, readFacts: what every boundary call needs) plus optional capabilities, each an
+ * interface of its own that a store offers whole or not at all: {@linkcode CallIndex}
+ * (lookupCall, listCalls: `recall`, `listCalls`, `GET /v1/runs/:runId`), {@linkcode RunIndex}
+ * (listRuns: `listRuns`, `GET /v1/runs`) and {@linkcode RunSeal} (sealRun, exportRun, and
+ * endRun's `seal` answer: a boundary with a `ledgerKey`, `exportRun`). `capabilitiesOf` tells
+ * which a store offers; a boundary asked for one its store lacks refuses with a TypeError that
+ * names it.
+ *
  * A store keeps runs (state, budgets, progress index) and canonical records. Each method is one
  * atomic operation, and the store itself enforces the rules, not only the boundary in front of
  * it: begin checks the run, the deadline, duplicates and budgets and creates the record all or
@@ -24,8 +33,8 @@
  * Every store accepts the same values, checked before anything is written or sent (with
  * `checkStartRunRequest`, `checkBeginRequest`, `checkEpochMs` and `checkReadFactsRequest` from
  * `./limits.ts`): a method rejects with a `RangeError` a deadline, `now` or instance `startedAt`
- * that is not an integer epoch ms from 0 to `MAX_EPOCH_MS`, a TTL that is not an integer from 1 to `MAX_TTL_MS`, a budget
- * that is not an integer from 0 to `MAX_BUDGET`, a tool name (in `begin` or as a `perTool` key)
+ * that is not an integer epoch ms from 0 to 8.64e15 (the largest `Date`), a TTL that is not an
+ * integer from 1 to 1e14, a budget that is not a safe integer of at least 0, a tool name (in `begin` or as a `perTool` key)
  * with a lone surrogate, a `requestDigest` that is not 1 to 128 of `A-Z a-z 0-9 _ -`, or a fact
  * cap that is neither a safe integer nor `Infinity`. Per-tool tables are read and written as own
  * properties only: `__proto__`, `constructor` and `toString` are tool names like any other.
@@ -125,6 +134,14 @@ export interface StartRunRequest {
   now: number;
 }
 
+/**
+ * What {@linkcode Store.startRun} answers: the run it created (or, for a repeat of the attempt,
+ * the run as stored), or why it refused (nothing written).
+ */
+export type StartRunReply =
+  | { ok: true; run: RunState }
+  | { ok: false; code: "INVALID_RUN_ID" | "RUN_ALREADY_EXISTS" };
+
 /** Arguments of {@linkcode Store.begin}. */
 export interface BeginRequest {
   /** A validated run ID. */
@@ -137,7 +154,7 @@ export interface BeginRequest {
   requestJson: string;
   /**
    * What makes two requests the same: base64url SHA-256 of the canonical JSON of the request,
-   * its tool and its input (`requestDigest` from `./store`). Stores compare digests only, never
+   * its tool and its input (the boundary computes it). Stores compare digests only, never
    * requests or tool names.
    */
   requestDigest: string;
@@ -162,16 +179,50 @@ export interface BeginRequest {
 }
 
 /**
- * What a begin that created its record (or found it again, for a repeat of its attempt) tells
- * of the run it began in: the instance, and the deadline its tool stage ends by, so that the
- * caller need not read the run first. Both fixed when the run starts.
+ * What {@linkcode Store.begin} answers: the PROJECTING record it created (or, for a repeat of
+ * the attempt, the record as stored) and the run it began in; or the refusal, in the order begin
+ * checks (nothing written).
  */
-export interface BegunRun {
-  /** Epoch ms after which no call may begin: the call's tool stage ends by it. */
-  deadline: number;
-  /** Epoch ms when the run was started: the instance the call began in. */
-  startedAt: number;
-}
+export type BeginReply =
+  | {
+    ok: true;
+    /** The record as stored. */
+    record: StoredRecord;
+    /**
+     * The run the call began in, so that the caller need not read it first; both fixed when the
+     * run starts.
+     */
+    run: {
+      /** Epoch ms after which no call may begin: the call's tool stage ends by it. */
+      deadline: number;
+      /** Epoch ms when the run was started: the instance the call began in. */
+      startedAt: number;
+    };
+  }
+  | {
+    ok: false;
+    /** Why, in the order begin checks. */
+    code:
+      | "INVALID_RUN_ID"
+      | "INVALID_TOOL_CALL_ID"
+      | "RUN_NOT_FOUND"
+      | "RUN_INACTIVE"
+      | "DEADLINE_EXCEEDED"
+      | "TOOL_CALL_CONFLICT"
+      | "TOOL_BUDGET_EXHAUSTED"
+      | "RUN_BUDGET_EXHAUSTED";
+  }
+  | {
+    ok: false;
+    /** The key was begun by another attempt with the same `requestDigest`. */
+    code: "DUPLICATE_TOOL_CALL";
+    /**
+     * Only when the begin asked for `replay`: the key's record, `null` once it expired. Absent
+     * when the store cannot tell the digest the key was begun with (UpstashStore, for a key
+     * begun before it kept digests).
+     */
+    record?: StoredRecord | null;
+  };
 
 /** The READY or ERROR outcome a complete writes. */
 export type CompleteOutcome =
@@ -192,7 +243,10 @@ export type CompleteOutcome =
     errorCode: ErrorCode;
     /** The raw response JSON text when it was valid and within limits, else `null`. */
     rawJson: string | null;
-    /** What the executor threw, as `readFailure` read it; stores refuse one `checkFailure` does. */
+    /**
+     * What the executor threw, as the boundary read it; stores refuse one that is not a
+     * `ToolFailure` (`isValidOutcome`).
+     */
     failure?: ToolFailure;
   };
 
@@ -216,6 +270,11 @@ export interface CompleteRequest {
   proof?: RecordProof;
 }
 
+/** What {@linkcode Store.complete} answers: the completed record, or why it refused. */
+export type CompleteReply =
+  | { ok: true; record: StoredRecord }
+  | { ok: false; code: "RECORD_EXPIRED" | "ILLEGAL_TRANSITION" };
+
 /** Arguments of {@linkcode Store.endRun}. */
 export interface EndRunRequest {
   /** The run ID. */
@@ -223,8 +282,9 @@ export interface EndRunRequest {
   /** The caller's clock, epoch ms. */
   now: number;
   /**
-   * Also answer `seal`: the stored seal, and (while there is none) every begun call with the
-   * proof hash of its record, for the boundary to sign a receipt over.
+   * Only a store with {@linkcode RunSeal}: also answer `seal`, the stored seal and (while there
+   * is none) every begun call with the proof hash of its record, for the boundary to sign a
+   * receipt over. A store without it never gets this flag.
    */
   seal?: boolean;
   /**
@@ -234,115 +294,60 @@ export interface EndRunRequest {
    * counted without reading their records. A store that ignores it answers the whole index (and
    * no `page`), as without it.
    */
-  page?: EndRunPage;
+  page?: {
+    /** Position in the run's READY calls, in completion order: an integer, 0 or more. */
+    from: number;
+    /**
+     * IDs at most, an integer, 0 or more; 0 only counts: no ID, and `left` the live READY calls
+     * from `from` on (those a `readFacts` that stopped early did not read).
+     */
+    limit: number;
+  };
 }
 
-/** `page` of {@linkcode EndRunRequest}: integers, `from` 0 or more, `limit` 0 or more. */
-export interface EndRunPage {
-  /** Position in the run's READY calls, in completion order. */
-  from: number;
-  /**
-   * IDs at most; 0 only counts: no ID, and `left` the live READY calls from `from` on (those a
-   * `readFacts` that stopped early did not read).
-   */
-  limit: number;
-}
-
-/** What `endRun` answers about a page it was asked for. */
-export interface EndRunPageState {
-  /** Where the next page starts; `null` after the last. */
-  next: number | null;
-  /** READY calls after this page whose records are live by the request's `now`. */
-  left: number;
-}
-
-/** What `endRun` answers with `seal: true`. */
-export interface SealState {
-  /** The seal {@linkcode Store.sealRun} stored, or `null` while there is none. */
-  sealJson: string | null;
-  /**
-   * Every begun call in begin order, each with the `proof.hash` its complete carried (kept for
-   * the life of the run, also after the record expired), or `null`. Empty when `sealJson` is set.
-   */
-  calls: { toolCallId: string; hash: string | null }[];
-  /**
-   * With `page`: the IDs of every completed call (READY and ERROR) in completion order, for the
-   * receipt, while there is no seal (`toolCallIds` holds the page only).
-   */
-  completed?: string[];
-}
-
-/** Arguments of {@linkcode Store.sealRun}. */
-export interface SealRunRequest {
-  /** The run ID. */
-  runId: string;
-  /** The seal: JSON text the store keeps as it is, for the life of the run. */
-  sealJson: string;
-}
-
-/** What {@linkcode Store.exportRun} reads: a run, all its records, its seal. */
-export interface RunExport {
-  /** The run. */
-  run: RunState;
-  /** Every begun call in begin order, with its record (`null` once it expired). */
-  calls: { toolCallId: string; record: StoredRecord | null }[];
-  /** The stored seal, or `null`. */
-  sealJson: string | null;
-}
-
-/** Arguments of {@linkcode Store.listRuns}. */
-export interface ListRunsRequest {
-  /** Runs per page: an integer from 1 to `MAX_LIST_RUNS`. */
-  limit: number;
-  /**
-   * Where the page starts: the `next` of the page before, or `null` (or absent) for the first
-   * page. A position in the list's order (`<startedAt>.<runId>`), not a token: any text of that
-   * form is taken, whether or not a page gave it (see `runsCursor`).
-   */
-  cursor?: string | null;
-}
-
-/** One run as {@linkcode Store.listRuns} lists it: its state and counts, no calls. */
-export interface RunSummary {
-  /** The run ID. */
-  runId: string;
-  /** ACTIVE until `endRun`. */
-  status: "ACTIVE" | "ENDED";
-  /** Epoch ms when the run was started (the `now` of its `startRun`). */
-  startedAt: number;
-  /** Epoch ms when it was ended, else `null`. */
-  endedAt: number | null;
-  /** Calls begun (`used.calls`). */
-  calls: number;
-  /** Begun calls whose record ended ERROR. */
-  errors: number;
-}
-
-/** A page of {@linkcode Store.listRuns}. */
-export interface RunsPage {
-  /** Live runs, newest first (by `startedAt`, then run ID, both descending). */
-  runs: RunSummary[];
-  /**
-   * The cursor of the next page (the position of this page's last run), or `null` on the last.
-   * Pass it back as it is.
-   */
-  next: string | null;
-}
-
-/** A canonical identity: the key of one record. */
-export interface CanonicalIdentity {
-  /** The run ID. */
-  runId: string;
-  /** The tool call ID. */
-  toolCallId: string;
-}
+/**
+ * What {@linkcode Store.endRun} answers: the run, the tool call IDs of its facts and, when asked,
+ * its seal and page; or RUN_NOT_FOUND.
+ */
+export type EndRunReply =
+  | {
+    ok: true;
+    /** The run, ENDED. */
+    run: RunState;
+    /** The progress index (or the page of it asked for). */
+    toolCallIds: string[];
+    /** With `seal: true` (a {@linkcode RunSeal} store only). */
+    seal?: {
+      /** The seal {@linkcode RunSeal.sealRun} stored, or `null` while there is none. */
+      sealJson: string | null;
+      /**
+       * Every begun call in begin order, each with the `proof.hash` its complete carried (kept
+       * for the life of the run, also after the record expired), or `null`. Empty when
+       * `sealJson` is set.
+       */
+      calls: { toolCallId: string; hash: string | null }[];
+      /**
+       * With `page`: the IDs of every completed call (READY and ERROR) in completion order, for
+       * the receipt, while there is no seal (`toolCallIds` holds the page only).
+       */
+      completed?: string[];
+    };
+    /** With `page`: where the next page starts and what follows it. */
+    page?: {
+      /** Where the next page starts; `null` after the last. */
+      next: number | null;
+      /** READY calls after this page whose records are live by the request's `now`. */
+      left: number;
+    };
+  }
+  | { ok: false; code: "RUN_NOT_FOUND" };
 
 /** Arguments of {@linkcode Store.readFacts}. */
 export interface ReadFactsRequest {
   /** The run whose facts are read: identities of any other run are excluded. */
   runId: string;
   /** Identities in execution order. */
-  identities: CanonicalIdentity[];
+  identities: { runId: string; toolCallId: string }[];
   /** Rows at most. */
   maxFacts: number;
   /** Agent-result bytes of the rows at most, summed. */
@@ -394,7 +399,20 @@ export interface BegunCall {
   seq: number;
 }
 
-/** One line of {@linkcode Store.listCalls}: a begun call, without payloads. */
+/**
+ * What {@linkcode CallIndex.lookupCall} answers: in a run that exists, the begun key (or `null`
+ * when it was never begun in the run) and its record (`null` when never begun or expired);
+ * `null` when the run is absent.
+ */
+export type LookupCallReply = { call: BegunCall | null; record: StoredRecord | null } | null;
+
+/**
+ * What {@linkcode CallIndex.listCalls} answers: the run and every call it began, in begin order;
+ * `null` when the run is absent.
+ */
+export type ListCallsReply = { run: RunState; calls: CallSummary[] } | null;
+
+/** One line of {@linkcode CallIndex.listCalls}: a begun call, without payloads. */
 export interface CallSummary {
   /** The tool call ID. */
   toolCallId: string;
@@ -412,85 +430,81 @@ export interface CallSummary {
   updatedAt: number | null;
 }
 
-/** A refusal the caller must handle: nothing was written. */
-export interface StoreRefusal<C extends ErrorCode = ErrorCode> {
-  /** Not done. */
-  ok: false;
-  /** Why. */
-  code: C;
-}
-
-/** Why {@linkcode Store.startRun} refused. */
-export type StartRunRefusal = StoreRefusal<"INVALID_RUN_ID" | "RUN_ALREADY_EXISTS">;
-
-/** {@linkcode Store.begin}'s refusal of a key another attempt began with the same digest. */
-export interface DuplicateRefusal extends StoreRefusal<"DUPLICATE_TOOL_CALL"> {
+/** Arguments of {@linkcode RunIndex.listRuns}. */
+export interface ListRunsRequest {
+  /** Runs per page: an integer from 1 to `MAX_LIST_RUNS`. */
+  limit: number;
   /**
-   * Only when the begin asked for `replay`: the key's record, `null` once it expired. Absent
-   * when the store cannot tell the digest the key was begun with (UpstashStore, for a key begun
-   * before it kept digests).
+   * Where the page starts: the `next` of the page before, or `null` (or absent) for the first
+   * page. A position in the list's order (`<startedAt>.<runId>`), not a token: any text of that
+   * form is taken, whether or not a page gave it (see `runsCursor`).
    */
-  record?: StoredRecord | null;
+  cursor?: string | null;
 }
 
-/** Why {@linkcode Store.begin} refused, in the order it checks. */
-export type BeginRefusal =
-  | StoreRefusal<
-    | "INVALID_RUN_ID"
-    | "INVALID_TOOL_CALL_ID"
-    | "RUN_NOT_FOUND"
-    | "RUN_INACTIVE"
-    | "DEADLINE_EXCEEDED"
-    | "TOOL_CALL_CONFLICT"
-    | "TOOL_BUDGET_EXHAUSTED"
-    | "RUN_BUDGET_EXHAUSTED"
-  >
-  | DuplicateRefusal;
-
-/**
- * What {@linkcode Store.begin} answers: the PROJECTING record it created (or, for a repeat of
- * the attempt, the record as stored) and the run it began in; or the refusal.
- */
-export type BeginReply = { ok: true; record: StoredRecord; run: BegunRun } | BeginRefusal;
-
-/** Why {@linkcode Store.complete} refused. */
-export type CompleteRefusal = StoreRefusal<"RECORD_EXPIRED" | "ILLEGAL_TRANSITION">;
-
-/** Why {@linkcode Store.endRun} refused. */
-export type EndRunRefusal = StoreRefusal<"RUN_NOT_FOUND">;
-
-/**
- * What {@linkcode Store.endRun} answers: the run, the tool call IDs of its facts and, when asked,
- * its seal and page; or the refusal.
- */
-export type EndRunReply =
-  | {
-    ok: true;
-    run: RunState;
-    toolCallIds: string[];
-    seal?: SealState;
-    page?: EndRunPageState;
-  }
-  | EndRunRefusal;
-
-/** What {@linkcode Store.lookupCall} finds in a run that exists. */
-export interface CallLookup {
-  /** The begun key, or `null` when the key was never begun in the run. */
-  call: BegunCall | null;
-  /** Its record, or `null` when never begun or expired. */
-  record: StoredRecord | null;
+/** One run as {@linkcode RunIndex.listRuns} lists it: its state and counts, no calls. */
+export interface RunSummary {
+  /** The run ID. */
+  runId: string;
+  /** ACTIVE until `endRun`. */
+  status: "ACTIVE" | "ENDED";
+  /** Epoch ms when the run was started (the `now` of its `startRun`). */
+  startedAt: number;
+  /** Epoch ms when it was ended, else `null`. */
+  endedAt: number | null;
+  /** Calls begun (`used.calls`). */
+  calls: number;
+  /** Begun calls whose record ended ERROR. */
+  errors: number;
 }
 
+/** A page of {@linkcode RunIndex.listRuns}. */
+export interface RunsPage {
+  /** Live runs, newest first (by `startedAt`, then run ID, both descending). */
+  runs: RunSummary[];
+  /**
+   * The cursor of the next page (the position of this page's last run), or `null` on the last.
+   * Pass it back as it is.
+   */
+  next: string | null;
+}
+
+/** Arguments of {@linkcode RunSeal.sealRun}. */
+export interface SealRunRequest {
+  /** The run ID. */
+  runId: string;
+  /** The seal: JSON text the store keeps as it is, for the life of the run. */
+  sealJson: string;
+}
+
+/** What {@linkcode RunSeal.sealRun} answers: the seal kept (the first one), or RUN_NOT_FOUND. */
+export type SealRunReply = { ok: true; sealJson: string } | { ok: false; code: "RUN_NOT_FOUND" };
+
 /**
- * The canonical invocation store. See the module doc for the rules every implementation keeps;
- * `storeConformance` from `./testing` checks them.
+ * What {@linkcode RunSeal.exportRun} reads: a run, all its records, its seal; `null` when the run
+ * is absent.
+ */
+export type ExportRunReply = {
+  /** The run. */
+  run: RunState;
+  /** Every begun call in begin order, with its record (`null` once it expired). */
+  calls: { toolCallId: string; record: StoredRecord | null }[];
+  /** The stored seal, or `null`. */
+  sealJson: string | null;
+} | null;
+
+/**
+ * The canonical invocation store: the required core, what every boundary call needs. See the
+ * module doc for the rules every implementation keeps; `storeConformance` from `./testing`
+ * checks them. A store may offer the optional capabilities too: {@linkcode CallIndex},
+ * {@linkcode RunIndex}, {@linkcode RunSeal}, each whole or not at all.
  */
 export interface Store {
   /**
    * Creates a run: ACTIVE, with its deadline and budgets, counters at zero.
    * Refuses RUN_ALREADY_EXISTS unless it is a repeat of the same attempt.
    */
-  startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StartRunRefusal>;
+  startRun(request: StartRunRequest): Promise<StartRunReply>;
   /** Reads a run; `null` when absent or expired. Never touches TTLs. */
   getRun(runId: string): Promise<RunState | null>;
   /**
@@ -502,8 +516,8 @@ export interface Store {
    * with another (a key stays begun for the life of the run, also after its record expired, so
    * no call runs twice); tool and run budgets left (TOOL_BUDGET_EXHAUSTED,
    * RUN_BUDGET_EXHAUSTED). Then creates the PROJECTING record with its TTL, keeps the
-   * {@linkcode BegunCall} and counts both budgets, and answers the record with the
-   * {@linkcode BegunRun}. A refusal writes nothing.
+   * {@linkcode BegunCall} and counts both budgets, and answers the record with the run it began
+   * in. A refusal writes nothing.
    */
   begin(request: BeginRequest): Promise<BeginReply>;
   /**
@@ -513,7 +527,7 @@ export interface Store {
    * `isValidOutcome` refuses gives ILLEGAL_TRANSITION. Repeating the same attempt with the same
    * outcome returns the stored record again.
    */
-  complete(request: CompleteRequest): Promise<{ ok: true; record: StoredRecord } | CompleteRefusal>;
+  complete(request: CompleteRequest): Promise<CompleteReply>;
   /** Reads one record; `null` when absent or expired. Never touches its TTL. */
   get(runId: string, toolCallId: string): Promise<StoredRecord | null>;
   /**
@@ -533,37 +547,81 @@ export interface Store {
    * no more rows, and answers how many identities it left `unread`. Never returns raw responses.
    */
   readFacts(request: ReadFactsRequest): Promise<ReadFactsReply>;
+}
+
+/**
+ * Optional capability: the calls a run began, looked up one by one or listed. Needed by
+ * `recall`, `listCalls`, `GET /v1/runs/:runId`, `POST /v1/runs/:runId/recall` and
+ * `invokeOnce` of `@tool-boundary/durable`. A store offers both methods or neither.
+ */
+export interface CallIndex {
   /**
    * Reads what the run keeps of one key: the begun call and its record. `null` when the run is
    * absent or expired, or (when `startedAt` is given) another instance than the one asked for.
+   * Rejects with a `RangeError` a `startedAt` that is not an integer epoch ms (`checkEpochMs`).
    * Never touches TTLs.
    */
-  lookupCall(runId: string, toolCallId: string, startedAt?: number): Promise<CallLookup | null>;
+  lookupCall(runId: string, toolCallId: string, startedAt?: number): Promise<LookupCallReply>;
   /**
    * Every call the run began, in begin order, each with its record's status (EXPIRED once the
    * record is gone); refusals were never begun and are not listed. `null` when the run is absent.
    * Never touches TTLs.
    */
-  listCalls(runId: string): Promise<{ run: RunState; calls: CallSummary[] } | null>;
-  /**
-   * Only for a boundary with a ledger key: keeps a run's seal, once. The first seal of a run is
-   * kept for the life of the run; a later one changes nothing. Answers the seal kept (the first
-   * one), or RUN_NOT_FOUND when the run is absent.
-   */
-  sealRun?(request: SealRunRequest): Promise<{ ok: true; sealJson: string } | EndRunRefusal>;
-  /**
-   * For `exportRun`: the run, every begun call's whole record (raw included) in begin order, and
-   * its seal; `null` when the run is absent. Never touches TTLs.
-   */
-  exportRun?(runId: string): Promise<RunExport | null>;
-  /**
-   * For the run console: the live runs, newest first (by `startedAt`, then run ID, both
-   * descending), `limit` per page, from the `cursor` a page before gave as `next`. An expired
-   * run is never listed. A page may be cut short only at the last page. Rejects with a
-   * `RangeError` a request that `checkListRunsRequest` refuses (a limit outside 1 to
-   * `MAX_LIST_RUNS`, a cursor that names no position). A cursor that names one lists the runs
-   * after that position, whether or not a page gave it and whether or not its run still lives. Never touches TTLs. Optional: a store without it
-   * declares so to the conformance suite (`lacks: ["listRuns"]`).
-   */
-  listRuns?(request: ListRunsRequest): Promise<RunsPage>;
+  listCalls(runId: string): Promise<ListCallsReply>;
 }
+
+/**
+ * Optional capability: the live runs, listed. Needed by `listRuns` and `GET /v1/runs` (the run
+ * console's list; without it the route answers 404 NOT_FOUND).
+ */
+export interface RunIndex {
+  /**
+   * The live runs, newest first (by `startedAt`, then run ID, both descending), `limit` per
+   * page, from the `cursor` a page before gave as `next`. An expired run is never listed. A page
+   * may be cut short only at the last page. Rejects with a `RangeError` a request that
+   * `checkListRunsRequest` refuses (a limit outside 1 to `MAX_LIST_RUNS`, a cursor that names no
+   * position). A cursor that names one lists the runs after that position, whether or not a
+   * page gave it and whether or not its run still lives. Never touches TTLs.
+   */
+  listRuns(request: ListRunsRequest): Promise<RunsPage>;
+}
+
+/**
+ * Optional capability: a run sealed and exported whole. Needed by a boundary with a
+ * `ledgerKey` (refused at construction without it), `exportRun`, and the routes
+ * `GET /v1/runs/:runId/export` and `/verdict`. A store that offers it also answers `endRun`'s
+ * `seal` flag. A store offers both methods or neither.
+ */
+export interface RunSeal {
+  /**
+   * Keeps a run's seal, once. The first seal of a run is kept for the life of the run; a later
+   * one changes nothing. Answers the seal kept (the first one), or RUN_NOT_FOUND when the run is
+   * absent.
+   */
+  sealRun(request: SealRunRequest): Promise<SealRunReply>;
+  /**
+   * The run, every begun call's whole record (raw included) in begin order, and its seal; `null`
+   * when the run is absent. Never touches TTLs.
+   */
+  exportRun(runId: string): Promise<ExportRunReply>;
+}
+
+// Names the stores and the boundary use for parts of the replies above; the entries export the
+// replies alone, so that a store author meets each shape once.
+
+/** A refusal: nothing was written. */
+export interface StoreRefusal<C extends ErrorCode = ErrorCode> {
+  /** Not done. */
+  ok: false;
+  /** Why. */
+  code: C;
+}
+
+/** The run a begin answers with its record. */
+export type BegunRun = Extract<BeginReply, { ok: true }>["run"];
+
+/** What `endRun` answers with `seal: true`. */
+export type SealState = NonNullable<Extract<EndRunReply, { ok: true }>["seal"]>;
+
+/** What `endRun` answers about a page. */
+export type EndRunPageState = NonNullable<Extract<EndRunReply, { ok: true }>["page"]>;

@@ -65,6 +65,7 @@ import { Hono } from "hono";
 import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ToolBoundary } from "../core/boundary.ts";
+import { capabilitiesOf } from "../core/capabilities.ts";
 import { BoundaryError } from "../core/errors.ts";
 import type { InspectorApp } from "../inspector/types.ts";
 import type { McpRoute } from "../mcp/types.ts";
@@ -261,6 +262,8 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   let openapi: Record<string, unknown> | undefined;
   let tools: ReturnType<RouteDeps["tools"]> | undefined;
   let index: ReturnType<RouteDeps["index"]> | undefined;
+  // The store is the boundary's for its life: a route whose capability it lacks is NOT_FOUND.
+  const capabilities = capabilitiesOf(boundary.store);
   const deps: RouteDeps = {
     boundary,
     openapi: () => openapi ??= buildOpenApi(served, info),
@@ -323,7 +326,10 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
       ...pathGuards(route.path),
       ...(route.body === undefined ? [] : [jsonBody(route.body, bodyBytes[route.body.size])]),
     ];
-    app.on(route.method.toUpperCase(), route.path, serve(guards, (c) => route.handle(c, deps)));
+    const handle = route.needs === undefined || capabilities.includes(route.needs)
+      ? (c: Context<AppEnv>) => route.handle(c, deps)
+      : (c: Context<AppEnv>) => errorResponse(c, "NOT_FOUND");
+    app.on(route.method.toUpperCase(), route.path, serve(guards, handle));
   }
 
   if (options.inspector !== undefined) {

@@ -4,6 +4,7 @@
  * @module
  */
 import type * as v from "valibot";
+import type { StoreCapability } from "../core/capabilities.ts";
 import { jsonSchemaOf } from "../core/json_schema.ts";
 import type { Access } from "./auth.ts";
 import { type ComponentName, COMPONENTS } from "./schemas.ts";
@@ -28,6 +29,11 @@ export interface RouteDoc {
   headers?: readonly { name: string; description: string; schema: Record<string, unknown> }[];
   /** Status -> component name of the response body. */
   responses: Readonly<Record<number, ComponentName>>;
+  /**
+   * The store capability the route needs: on a store without it the route answers 404
+   * NOT_FOUND, after the token is checked.
+   */
+  needs?: StoreCapability;
 }
 
 /**
@@ -71,6 +77,12 @@ export function buildOpenApi(
       responses["200"] = {
         description: "OK",
         content: { "application/json": { schema: { type: "object" } } },
+      };
+    }
+    if (route.needs !== undefined) {
+      responses["404"] = {
+        description: `An error; NOT_FOUND when the store has no ${route.needs}.`,
+        content: { "application/json": { schema: ref("Error") } },
       };
     }
     if (route.access !== "public") {

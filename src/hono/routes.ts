@@ -11,6 +11,7 @@
 import type { Context } from "hono";
 import type * as v from "valibot";
 import type { ToolBoundary } from "../core/boundary.ts";
+import { requireCapability } from "../core/capabilities.ts";
 import { BoundaryError } from "../core/errors.ts";
 import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { toInputIssues } from "../core/issues.ts";
@@ -289,7 +290,8 @@ export const ROUTES: readonly Route[] = [
         schema: { type: "string" },
       },
     ],
-    responses: { 200: "RunsPage", 400: "Error", 404: "Error", 503: "Error" },
+    responses: { 200: "RunsPage", 400: "Error", 503: "Error" },
+    needs: "RunIndex",
     handle: async (c, { boundary }) => {
       const limits = c.req.queries("limit") ?? [];
       const cursors = c.req.queries("cursor") ?? [];
@@ -300,7 +302,6 @@ export const ROUTES: readonly Route[] = [
         : /^[1-9][0-9]{0,2}$/.test(limits[0]!)
         ? Number(limits[0])
         : 0;
-      if (typeof boundary.store.listRuns !== "function") return errorResponse(c, "NOT_FOUND");
       try {
         const page = await boundary.listRuns({ limit, cursor: cursors[0] ?? null });
         return c.json(page satisfies RunsPage, 200);
@@ -341,6 +342,7 @@ export const ROUTES: readonly Route[] = [
     summary:
       "Get the recorded result of a tool call again (harness only; never executes anything).",
     access: "harness",
+    needs: "CallIndex",
     body: TOOL_CALL_BODY,
     responses: resultResponses([
       "EXECUTION_FAILED",
@@ -361,10 +363,12 @@ export const ROUTES: readonly Route[] = [
     summary: "Read a run's state and every call it began, without payloads (harness only).",
     access: "harness",
     responses: { 200: "RunCalls", 400: "Error", 404: "Error", 503: "Error" },
+    needs: "CallIndex",
     handle: async (c, { boundary }) => {
+      const store = requireCapability(boundary.store, "CallIndex", "read a run's calls");
       let listed;
       try {
-        listed = await boundary.store.listCalls(c.req.param("runId")!);
+        listed = await store.listCalls(c.req.param("runId")!);
       } catch (error) {
         throw new BoundaryError("STORE_UNAVAILABLE", { cause: error });
       }
@@ -446,6 +450,7 @@ export const ROUTES: readonly Route[] = [
       "Export a run for offline verification: its records (raw included), facts and receipt (harness only).",
     access: "harness",
     responses: { 200: "RunBundle", 400: "Error", 404: "Error", 503: "Error" },
+    needs: "RunSeal",
     handle: async (c, { boundary }) => c.json(await boundary.exportRun(c.req.param("runId")!), 200),
   }),
   route({
@@ -456,6 +461,7 @@ export const ROUTES: readonly Route[] = [
       "Verify the run's export as the store holds it now, with the ledger's public key (harness only; null without a key).",
     access: "harness",
     responses: { 200: "Verdict", 400: "Error", 404: "Error", 503: "Error" },
+    needs: "RunSeal",
     handle: async (c, { boundary }) => {
       let bundle: RunBundle | null = null;
       let unreadable: string | null = null;

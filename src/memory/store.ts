@@ -21,25 +21,28 @@ import type {
   BeginReply,
   BeginRequest,
   BegunRun,
-  CallLookup,
+  CallIndex,
   CallSummary,
-  CompleteRefusal,
+  CompleteReply,
   CompleteRequest,
   EndRunPageState,
-  EndRunRefusal,
   EndRunReply,
   EndRunRequest,
+  ExportRunReply,
   FactRow,
   ListRunsRequest,
+  LookupCallReply,
   ReadFactsReply,
   ReadFactsRequest,
-  RunExport,
+  RunIndex,
+  RunSeal,
   RunsPage,
   RunState,
   RunSummary,
+  SealRunReply,
   SealRunRequest,
   SealState,
-  StartRunRefusal,
+  StartRunReply,
   StartRunRequest,
   Store,
   StoredRecord,
@@ -146,7 +149,7 @@ class ExpiryQueue {
  * assert.equal(await store.get("r1", "call_1"), null); // expired
  * ```
  */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, CallIndex, RunIndex, RunSeal {
   readonly #clock: () => number;
   readonly #maxRecords: number;
   readonly #runs = new Map<string, RunEntry>();
@@ -198,7 +201,7 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.startRun} */
-  startRun(request: StartRunRequest): Promise<{ ok: true; run: RunState } | StartRunRefusal> {
+  startRun(request: StartRunRequest): Promise<StartRunReply> {
     const refused = refusedBy(checkStartRunRequest, request);
     if (refused !== null) return refused;
     const now = this.#clock();
@@ -314,7 +317,7 @@ export class MemoryStore implements Store {
   /** {@inheritDoc Store.complete} */
   complete(
     request: CompleteRequest,
-  ): Promise<{ ok: true; record: StoredRecord } | CompleteRefusal> {
+  ): Promise<CompleteReply> {
     const refused = refusedBy(checkCompleteRequest, request);
     if (refused !== null) return refused;
     const now = this.#clock();
@@ -399,8 +402,8 @@ export class MemoryStore implements Store {
     return Promise.resolve({ ok: true, run: copyRun(run.state), toolCallIds, seal, ...paged });
   }
 
-  /** {@inheritDoc Store.sealRun} */
-  sealRun(request: SealRunRequest): Promise<{ ok: true; sealJson: string } | EndRunRefusal> {
+  /** {@inheritDoc RunSeal.sealRun} */
+  sealRun(request: SealRunRequest): Promise<SealRunReply> {
     if (typeof request?.sealJson !== "string") {
       return Promise.reject(new TypeError("Invalid sealJson: expected a string"));
     }
@@ -412,8 +415,8 @@ export class MemoryStore implements Store {
     return Promise.resolve({ ok: true, sealJson: run.sealJson });
   }
 
-  /** {@inheritDoc Store.exportRun} */
-  exportRun(runId: string): Promise<RunExport | null> {
+  /** {@inheritDoc RunSeal.exportRun} */
+  exportRun(runId: string): Promise<ExportRunReply> {
     const now = this.#clock();
     const run = isSafeRunId(runId) ? this.#liveRun(runId, now) : undefined;
     if (run === undefined) return Promise.resolve(null);
@@ -424,7 +427,7 @@ export class MemoryStore implements Store {
     return Promise.resolve({ run: copyRun(run.state), calls, sealJson: run.sealJson });
   }
 
-  /** {@inheritDoc Store.listRuns} */
+  /** {@inheritDoc RunIndex.listRuns} */
   listRuns(request: ListRunsRequest): Promise<RunsPage> {
     let checked;
     try {
@@ -486,8 +489,8 @@ export class MemoryStore implements Store {
     return Promise.resolve({ rows, omitted, unread: 0 });
   }
 
-  /** {@inheritDoc Store.lookupCall} */
-  lookupCall(runId: string, toolCallId: string, startedAt?: number): Promise<CallLookup | null> {
+  /** {@inheritDoc CallIndex.lookupCall} */
+  lookupCall(runId: string, toolCallId: string, startedAt?: number): Promise<LookupCallReply> {
     if (startedAt !== undefined) {
       try {
         checkEpochMs("startedAt", startedAt);
@@ -512,7 +515,7 @@ export class MemoryStore implements Store {
     });
   }
 
-  /** {@inheritDoc Store.listCalls} */
+  /** {@inheritDoc CallIndex.listCalls} */
   listCalls(runId: string): Promise<{ run: RunState; calls: CallSummary[] } | null> {
     const now = this.#clock();
     const run = isSafeRunId(runId) ? this.#liveRun(runId, now) : undefined;

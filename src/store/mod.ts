@@ -1,9 +1,13 @@
 /**
- * For store authors: the shapes a `Store` (the interface is the package root's) stores and the
- * requests it takes, and the helpers every store uses so that all of them create the same records and accept exactly
- * the same values (the ID allow-lists, the number ranges, the request checks).
+ * For store authors: the `Store` interface (the required core every boundary call needs) and its
+ * optional capabilities (`CallIndex`, `RunIndex`, `RunSeal`), the requests and replies of each
+ * method, and the helpers every store uses so that all of them create the same records and
+ * accept exactly the same values (the ID allow-lists, the number ranges, the request checks).
+ * The run and call shapes a harness reads too (`RunState`, `CallSummary`, `RunsPage`,
+ * `RunSummary`, `ListRunsRequest`) are the package root's.
  *
- * Prove a store with `storeConformance` from `@tool-boundary/core/testing`.
+ * Prove a store with `storeConformance` from `@tool-boundary/core/testing`: it runs the core
+ * cases and those of each capability the store offers.
  *
  * @example
  * ```ts
@@ -23,43 +27,42 @@
  *
  * @module
  */
-// `Store`, `RunState`, `CallSummary`, `ErrorCode` and the status types are the package root's
-// (`@tool-boundary/core`): each name has one entry.
 export type {
-  BeginRefusal,
   BeginReply,
   BeginRequest,
   BegunCall,
-  BegunRun,
-  CallLookup,
-  CanonicalIdentity,
+  CallIndex,
   CompleteOutcome,
-  CompleteRefusal,
+  CompleteReply,
   CompleteRequest,
-  DuplicateRefusal,
-  EndRunPage,
-  EndRunPageState,
-  EndRunRefusal,
   EndRunReply,
   EndRunRequest,
+  ExportRunReply,
   FactRow,
+  ListCallsReply,
+  LookupCallReply,
   ReadFactsReply,
   ReadFactsRequest,
-  RunExport,
+  RunIndex,
+  RunSeal,
+  SealRunReply,
   SealRunRequest,
-  SealState,
-  StartRunRefusal,
+  StartRunReply,
   StartRunRequest,
+  Store,
   StoredRecord,
-  StoreRefusal,
 } from "../core/store.ts";
+export {
+  capabilitiesOf,
+  requireCapability,
+  STORE_CAPABILITIES,
+  type StoreCapability,
+} from "../core/capabilities.ts";
 export { factRowOf, projectingRecord } from "../core/records.ts";
-export { checkFailure, readFailure } from "../core/failure.ts";
-export { type RunsCursor, runsCursor } from "../core/runs_page.ts";
+export { runsCursor } from "../core/runs_page.ts";
 export {
   applyOutcome,
   completeTransition,
-  isSameOutcome,
   isValidOutcome,
   summarizeCall,
 } from "../core/lifecycle.ts";
@@ -71,20 +74,9 @@ export {
   checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
-  MAX_BUDGET,
-  MAX_EPOCH_MS,
-  MAX_TTL_MS,
   MIN_FACT_BYTES,
   ownBudget,
-  REQUEST_DIGEST_PATTERN,
   setOwnBudget,
 } from "../core/limits.ts";
-export {
-  isSafeRunId,
-  isSafeToolCallId,
-  RUN_ID_PATTERN,
-  TOOL_CALL_ID_PATTERN,
-} from "../core/ids.ts";
+export { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 export { utf8ByteLength } from "../core/utf8.ts";
-export { requestDigest } from "../core/digest.ts";
-export { canonicalJson } from "../core/json.ts";

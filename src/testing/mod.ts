@@ -1,6 +1,7 @@
 /**
  * Test helpers for stores and harnesses: the store conformance suite that every `Store` must
- * pass, and fake tools and projectors that cover every outcome of a call.
+ * pass (the required core, then the cases of each capability the store offers), and fake tools
+ * and projectors that cover every outcome of a call.
  *
  * @example
  * ```ts ignore
@@ -8,7 +9,7 @@
  * import { storeConformance } from "@tool-boundary/core/testing";
  * import { MyStore } from "./my_store.ts";
  *
- * storeConformance({ name: "MyStore", createStore: () => ({ store: new MyStore() }) });
+ * await storeConformance({ name: "MyStore", createStore: () => ({ store: new MyStore() }) });
  * ```
  *
  * @module
@@ -16,7 +17,6 @@
 export {
   boundaryConformance,
   type ConformanceOptions,
-  type StoreCapability,
   storeConformance,
   type StoreUnderTest,
   type TestRegistrar,

@@ -26,25 +26,28 @@ import type {
   BeginReply,
   BeginRequest,
   BegunCall,
-  CallLookup,
+  CallIndex,
   CallSummary,
-  CompleteRefusal,
+  CompleteReply,
   CompleteRequest,
   EndRunPageState,
-  EndRunRefusal,
   EndRunReply,
   EndRunRequest,
+  ExportRunReply,
   FactRow,
   ListRunsRequest,
+  LookupCallReply,
   ReadFactsReply,
   ReadFactsRequest,
-  RunExport,
+  RunIndex,
+  RunSeal,
   RunsPage,
   RunState,
   RunSummary,
+  SealRunReply,
   SealRunRequest,
   SealState,
-  StartRunRefusal,
+  StartRunReply,
   StartRunRequest,
   Store,
   StoredRecord,
@@ -462,7 +465,7 @@ function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
  * assert.equal(boundary.store, store);
  * ```
  */
-export class UpstashStore implements Store {
+export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
   readonly #redis: UpstashRedisClient;
   readonly #prefix: string;
   /** The time limit of every call (`timeoutMs`); none past the longest timer. */
@@ -573,7 +576,7 @@ export class UpstashStore implements Store {
   /** {@inheritDoc Store.startRun} */
   async startRun(
     request: StartRunRequest,
-  ): Promise<{ ok: true; run: RunState } | StartRunRefusal> {
+  ): Promise<StartRunReply> {
     const invalid = checkStartRunRequest(request);
     if (invalid !== null) return refuse(invalid);
     const args = [
@@ -687,7 +690,7 @@ export class UpstashStore implements Store {
   /** {@inheritDoc Store.complete} */
   async complete(
     request: CompleteRequest,
-  ): Promise<{ ok: true; record: StoredRecord } | CompleteRefusal> {
+  ): Promise<CompleteReply> {
     const invalid = checkCompleteRequest(request);
     if (invalid !== null) return refuse(invalid);
     const { outcome } = request;
@@ -816,8 +819,8 @@ export class UpstashStore implements Store {
     });
   }
 
-  /** {@inheritDoc Store.sealRun} */
-  async sealRun(request: SealRunRequest): Promise<{ ok: true; sealJson: string } | EndRunRefusal> {
+  /** {@inheritDoc RunSeal.sealRun} */
+  async sealRun(request: SealRunRequest): Promise<SealRunReply> {
     if (typeof request?.sealJson !== "string") {
       throw new TypeError("Invalid sealJson: expected a string");
     }
@@ -828,8 +831,8 @@ export class UpstashStore implements Store {
     return { ok: true, sealJson: this.#parse(() => text(reply[1])) };
   }
 
-  /** {@inheritDoc Store.exportRun} */
-  async exportRun(runId: string): Promise<RunExport | null> {
+  /** {@inheritDoc RunSeal.exportRun} */
+  async exportRun(runId: string): Promise<ExportRunReply> {
     if (!isSafeRunId(runId)) return null;
     const runReply = await this.#call(GET_RUN, [this.#runKey(runId)], ["1"]);
     if (runReply.length === 0) return null;
@@ -858,7 +861,7 @@ export class UpstashStore implements Store {
     return { run, calls, sealJson };
   }
 
-  /** {@inheritDoc Store.listRuns} */
+  /** {@inheritDoc RunIndex.listRuns} */
   async listRuns(request: ListRunsRequest): Promise<RunsPage> {
     const { limit, after } = checkListRunsRequest(request);
     const listed: RunSummary[] = [];
@@ -956,12 +959,12 @@ export class UpstashStore implements Store {
     });
   }
 
-  /** {@inheritDoc Store.lookupCall} */
+  /** {@inheritDoc CallIndex.lookupCall} */
   async lookupCall(
     runId: string,
     toolCallId: string,
     startedAt?: number,
-  ): Promise<CallLookup | null> {
+  ): Promise<LookupCallReply> {
     const instance = startedAt === undefined ? "" : intArg(checkEpochMs("startedAt", startedAt));
     if (!isSafeRunId(runId)) return null;
     // Such an ID was never begun; only whether the run (the instance) exists is left to tell.
@@ -987,7 +990,7 @@ export class UpstashStore implements Store {
     });
   }
 
-  /** {@inheritDoc Store.listCalls} */
+  /** {@inheritDoc CallIndex.listCalls} */
   async listCalls(runId: string): Promise<{ run: RunState; calls: CallSummary[] } | null> {
     if (!isSafeRunId(runId)) return null;
     const runReply = await this.#call(GET_RUN, [this.#runKey(runId)], ["1"]);

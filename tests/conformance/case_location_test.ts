@@ -11,7 +11,7 @@ class ForgetfulStore extends MemoryStore {
 
 Deno.test("a failing conformance case names the file and line of the case itself", async () => {
   const cases = new Map<string, () => Promise<void>>();
-  storeConformance({
+  await storeConformance({
     name: "Forgetful",
     createStore: () => ({ store: new ForgetfulStore() }),
     boundary: false,

@@ -1,7 +1,7 @@
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { storeConformance } from "../../src/testing/mod.ts";
 
-storeConformance({
+await storeConformance({
   name: "MemoryStore",
   createStore: () => {
     let now = Date.UTC(2026, 0, 1);

@@ -10,7 +10,7 @@ import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 const SHEBANG = /^#!lua flags=(no-writes,)?allow-key-locking\n/;
 
-storeConformance({
+await storeConformance({
   name: "UpstashStore keyLocking",
   createStore: async () => {
     const fixture = await startSharedUpstashFixture();

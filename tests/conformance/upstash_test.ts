@@ -9,7 +9,7 @@ import { UpstashStore } from "../../src/upstash/mod.ts";
 import { storeConformance } from "../../src/testing/mod.ts";
 import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
-storeConformance({
+await storeConformance({
   name: "UpstashStore",
   createStore: async () => {
     const fixture = await startSharedUpstashFixture();

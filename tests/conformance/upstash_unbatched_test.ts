@@ -6,7 +6,7 @@ import { UpstashStore } from "../../src/upstash/mod.ts";
 import { storeConformance } from "../../src/testing/mod.ts";
 import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
-storeConformance({
+await storeConformance({
   name: "UpstashStore batch: false",
   createStore: async () => {
     const fixture = await startSharedUpstashFixture();

@@ -12,11 +12,11 @@ import {
   ERROR_MESSAGES,
   type ErrorCode,
   type RunContext,
-  type Store,
   ToolBoundary,
   type ToolBoundaryOptions,
   toolError,
 } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { STORES, uniqueId } from "../support/stores.ts";
 
 /** How often each tool ran, and the gate the `waits` tool holds until a test opens it. */

@@ -12,12 +12,12 @@ import {
   ERROR_MESSAGES,
   type ErrorCode,
   type RunContext,
-  type Store,
   ToolBoundary,
   type ToolBoundaryOptions,
   ToolError,
   toolError,
 } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";
 import { STORES, uniqueId } from "../support/stores.ts";
 

@@ -13,7 +13,7 @@ import {
   modelViewText,
   ToolBoundary,
 } from "../../src/mod.ts";
-import { checkFailure, readFailure } from "../../src/store/mod.ts";
+import { checkFailure, readFailure } from "../../src/core/failure.ts";
 import { verifyRun } from "../../src/verify/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/fakes.ts";
 import { STORES } from "../support/stores.ts";

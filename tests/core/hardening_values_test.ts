@@ -18,10 +18,10 @@ import {
   defineTool,
   ERROR_MESSAGES,
   type ErrorCode,
-  type Store,
   ToolBoundary,
   type ToolBoundaryOptions,
 } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { checkJson, snapshotJson } from "../../src/core/json.ts";
 import { validateProjection } from "../../src/core/progress.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";

@@ -12,9 +12,9 @@ import {
   type BoundaryResult,
   defineTool,
   type RunContext,
-  type Store,
   ToolBoundary,
 } from "@tool-boundary/core";
+import type { Store } from "@tool-boundary/core/store";
 import { invokeOnce, stepToolCallId } from "@tool-boundary/durable";
 
 /** Where a step's first attempt dies, if at all. */

@@ -1,12 +1,7 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import {
-  defineTool,
-  ERROR_CODES,
-  type Store,
-  ToolBoundary,
-  type ToolBoundaryOptions,
-} from "../../src/mod.ts";
+import { defineTool, ERROR_CODES, ToolBoundary, type ToolBoundaryOptions } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import {
   createApp,

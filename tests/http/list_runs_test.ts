@@ -4,7 +4,8 @@
  */
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { type Store, ToolBoundary } from "../../src/mod.ts";
+import { ToolBoundary } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { RunsPageSchema } from "../../src/hono/schemas.ts";
@@ -122,7 +123,7 @@ Deno.test("GET /v1/runs refuses a bad limit or a cursor of no position, or eithe
   assert.deepEqual(made.body.runs.map((r: { runId: string }) => r.runId), ["run-a"]);
 });
 
-Deno.test("GET /v1/runs answers 404 on a store without listRuns", async () => {
+Deno.test("GET /v1/runs answers 404 on a store without RunIndex", async () => {
   const store = new MemoryStore();
   Object.defineProperty(store, "listRuns", { value: undefined });
   const { get } = appOn(store);

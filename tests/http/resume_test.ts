@@ -7,11 +7,11 @@ import * as v from "valibot";
 import {
   defineTool,
   ERROR_MESSAGES,
-  type Store,
   ToolBoundary,
   type ToolBoundaryOptions,
   toolError,
 } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { CITATIONS_BODY_BYTES } from "../../src/hono/body.ts";

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { BoundaryError, defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
+import { BoundaryError, defineTool, ToolBoundary } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { RunCallsSchema } from "../../src/hono/schemas.ts";

@@ -5,7 +5,8 @@
  * another body is another start (409); without a key, a repeat is RUN_ALREADY_EXISTS as ever.
  */
 import assert from "node:assert/strict";
-import { type Store, ToolBoundary } from "../../src/mod.ts";
+import { ToolBoundary } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";

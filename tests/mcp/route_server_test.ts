@@ -8,7 +8,8 @@ import * as v from "valibot";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
+import { defineTool, ToolBoundary } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { mcpRoute } from "../../src/mcp/mod.ts";
 import { TOOL_CALL_ID_META } from "../../src/mod.ts";

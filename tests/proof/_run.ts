@@ -8,10 +8,10 @@ import {
   defineTool,
   generateLedgerKeys,
   type RunArchive,
-  type Store,
   ToolBoundary,
   toolError,
 } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { uniqueId } from "../support/stores.ts";
 
 /** The tools of the run: `lookup` finds `key` "a", fails on "boom". */

@@ -16,7 +16,8 @@ import { recordHash } from "../../src/core/ledger.ts";
 import { UnreadableRecordError } from "../../src/core/run/inspect.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { BoundaryError } from "../../src/mod.ts";
-import { defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
+import { defineTool, ToolBoundary } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { uniqueId } from "../support/stores.ts";
 import { CALLS, keys, lookup, sealedRun } from "./_run.ts";
 

@@ -4,8 +4,8 @@
  * through the boundary and over HTTP.
  */
 import fc from "fast-check";
-import { defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
-import type { CompleteOutcome } from "../../src/store/mod.ts";
+import { defineTool, ToolBoundary } from "../../src/mod.ts";
+import type { CompleteOutcome, Store } from "../../src/store/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
 import { check, checkEqual, figures, report } from "./figures.ts";
 import { httpOver, namedTool, onBothStores } from "./stores.ts";

@@ -15,9 +15,9 @@ import {
   ERROR_MESSAGES,
   type ErrorCode,
   type RunContext,
-  type Store,
   ToolBoundary,
 } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { isDeepStrictEqual } from "node:util";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/mod.ts";

@@ -6,8 +6,8 @@
  * created.
  */
 import fc from "fast-check";
-import { defineTool, type Store, ToolBoundary } from "../../src/mod.ts";
-import type { StartRunRequest } from "../../src/store/mod.ts";
+import { defineTool, ToolBoundary } from "../../src/mod.ts";
+import type { StartRunRequest, Store } from "../../src/store/mod.ts";
 import { check, checkEqual, figures, report } from "./figures.ts";
 import { httpOver, namedTool, onBothStores, PROTOTYPE_KEYS } from "./stores.ts";
 

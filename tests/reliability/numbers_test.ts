@@ -5,7 +5,8 @@
  */
 import fc from "fast-check";
 import { ToolBoundary } from "../../src/mod.ts";
-import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS, type StartRunRequest } from "../../src/store/mod.ts";
+import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS } from "../../src/core/limits.ts";
+import type { StartRunRequest } from "../../src/store/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
 import { SCRIPTS } from "../../src/upstash/scripts.ts";
 import { check, checkEqual, figures, report } from "./figures.ts";

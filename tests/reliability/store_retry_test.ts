@@ -9,10 +9,10 @@ import {
   type BoundaryResult,
   defineTool,
   MAX_TIMER_MS,
-  type Store,
   ToolBoundary,
   type ToolBoundaryOptions,
 } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/fakes.ts";
 import { STORES, uniqueId } from "../support/stores.ts";

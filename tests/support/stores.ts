@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { Store } from "../../src/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
 import { startSharedUpstashFixture } from "./upstash_fixture.ts";

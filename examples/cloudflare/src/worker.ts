@@ -10,7 +10,8 @@
  */
 import { Redis } from "@upstash/redis/cloudflare";
 import * as v from "valibot";
-import { defineTool, type Store, ToolBoundary } from "@tool-boundary/core";
+import { defineTool, ToolBoundary } from "@tool-boundary/core";
+import type { Store } from "@tool-boundary/core/store";
 import { type BoundaryApp, createApp } from "@tool-boundary/core/hono";
 import { mcpRoute } from "@tool-boundary/core/mcp";
 import { MemoryStore } from "@tool-boundary/core/memory";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { defineTool, type Store, ToolBoundary } from "@tool-boundary/core";
+import { defineTool, ToolBoundary } from "@tool-boundary/core";
 import { MemoryStore } from "@tool-boundary/core/memory";
-import { isSafeToolCallId } from "@tool-boundary/core/store";
+import { isSafeToolCallId, type Store } from "@tool-boundary/core/store";
 import { STORES } from "../../../tests/support/stores.ts";
 import {
   invokeOnce,
@@ -341,4 +341,37 @@ Deno.test("invokeOnce: a boundary that refuses duplicates, and bad options, are 
     await assert.rejects(invokeOnce(boundary, run, envelope, options as never), Error);
   }
   assert.equal(state.executions, 1);
+});
+
+Deno.test("invokeOnce refuses at its first call a boundary whose store has no CallIndex, before the tool runs", async () => {
+  let executions = 0;
+  const lookup = defineTool({
+    name: "lookup",
+    readOnly: true,
+    execute: () => (executions++, { total: 42 }),
+    project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "billing", content: raw.total }),
+  });
+  const memory = new MemoryStore();
+  const core: Store = {
+    startRun: (request) => memory.startRun(request),
+    getRun: (runId) => memory.getRun(runId),
+    begin: (request) => memory.begin(request),
+    complete: (request) => memory.complete(request),
+    get: (runId, toolCallId) => memory.get(runId, toolCallId),
+    endRun: (request) => memory.endRun(request),
+    readFacts: (request) => memory.readFacts(request),
+  };
+  const boundary = new ToolBoundary({ store: core, tools: [lookup], onDuplicate: "replay" });
+  const run = await boundary.startRun({ runId: "wf-core" });
+  const envelope = { toolCallId: "wf-core:0", runId: run.runId, toolName: "lookup", input: {} };
+  await assert.rejects(invokeOnce(boundary, run, envelope, { onUnknown: "retry" }), {
+    name: "TypeError",
+    message: "Cannot invoke once: the store has no CallIndex (lookupCall, listCalls)",
+  });
+  assert.equal(executions, 0);
+  // The same boundary over the whole MemoryStore: the call runs.
+  const whole = new ToolBoundary({ store: memory, tools: [lookup], onDuplicate: "replay" });
+  const result = await invokeOnce(whole, run, envelope, { onUnknown: "retry" });
+  assert.equal(result.status, "READY");
+  assert.equal(executions, 1);
 });

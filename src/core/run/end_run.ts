@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { requireCapability } from "../capabilities.ts";
 import { BoundaryError } from "../errors.ts";
 import { isSafeRunId } from "../ids.ts";
 import { MIN_FACT_BYTES } from "../limits.ts";
@@ -48,6 +49,10 @@ export async function endRun(setup: Setup, run: RunContext | string): Promise<Ru
   const runId = typeof run === "string" ? run : run?.runId;
   if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
   const signer = setup.ledger === undefined ? undefined : await setup.ledger.ready;
+  // A boundary with a key has a store that seals: setup made sure of it.
+  const sealing = signer === undefined
+    ? undefined
+    : requireCapability(setup.store, "RunSeal", "seal a run");
   const { factCount, factBytes } = setup.limits;
   const pageOf = (from: number, rows: number) => ({
     from,
@@ -147,7 +152,7 @@ export async function endRun(setup: Setup, run: RunContext | string): Promise<Ru
       const instance = { runId, startedAt: ended.run.startedAt };
       const seal = await sealOf(setup, signer!, instance, sealed, completed, report);
       const kept = await storeCall(() =>
-        setup.store.sealRun!({ runId, sealJson: JSON.stringify(seal) })
+        sealing!.sealRun({ runId, sealJson: JSON.stringify(seal) })
       );
       if (!kept.ok) throw new BoundaryError(kept.code);
       // Another end may have sealed the run first: its seal is the run's.

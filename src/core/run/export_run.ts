@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { requireCapability } from "../capabilities.ts";
 import { BoundaryError } from "../errors.ts";
 import { isSafeRunId } from "../ids.ts";
 import { BUNDLE_FORMAT, type RunBundle } from "../ledger.ts";
@@ -19,15 +20,12 @@ import { storeCall } from "./store_call.ts";
  * ledger key sealed it, the facts of the sealing `endRun` and the receipt (both `null` before).
  *
  * @throws {BoundaryError} INVALID_RUN_ID, RUN_NOT_FOUND or STORE_UNAVAILABLE.
- * @throws {TypeError} When the store has no `exportRun`.
+ * @throws {TypeError} When the store has no `RunSeal`.
  */
 export async function exportRun(setup: Setup, runId: string): Promise<RunBundle> {
+  const store = requireCapability(setup.store, "RunSeal", "export a run");
   if (!isSafeRunId(runId)) throw new BoundaryError("INVALID_RUN_ID");
-  const store = setup.store;
-  if (typeof store.exportRun !== "function") {
-    throw new TypeError("Cannot export a run: the store has no exportRun()");
-  }
-  const read = await storeCall(() => store.exportRun!(runId));
+  const read = await storeCall(() => store.exportRun(runId));
   if (read === null) throw new BoundaryError("RUN_NOT_FOUND");
   const records: CanonicalRecord[] = [];
   for (const { record } of read.calls) if (record !== null) records.push(toCanonicalRecord(record));

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { requireCapability } from "../capabilities.ts";
 import { checkListRunsRequest } from "../limits.ts";
 import type { Setup } from "../setup.ts";
 import type { ListRunsRequest, RunsPage } from "../store.ts";
@@ -15,16 +16,13 @@ import { storeCall } from "./store_call.ts";
  * @throws {RangeError} When `limit` is not an integer from 1 to `MAX_LIST_RUNS`, or `cursor` is
  *   not the `next` of a page.
  * @throws {BoundaryError} STORE_UNAVAILABLE.
- * @throws {TypeError} When the store has no `listRuns`.
+ * @throws {TypeError} When the store has no `RunIndex`.
  */
 export async function listRuns(setup: Setup, request: ListRunsRequest): Promise<RunsPage> {
   // Read once and checked here, so the store gets plain values.
+  const store = requireCapability(setup.store, "RunIndex", "list runs");
   const { limit, cursor } = request;
   const plain = { limit, cursor: cursor ?? null };
   checkListRunsRequest(plain);
-  const store = setup.store;
-  if (typeof store.listRuns !== "function") {
-    throw new TypeError("Cannot list runs: the store has no listRuns()");
-  }
-  return await storeCall(() => store.listRuns!(plain));
+  return await storeCall(() => store.listRuns(plain));
 }

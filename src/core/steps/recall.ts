@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { requireCapability } from "../capabilities.ts";
 import { requestDigest } from "../digest.ts";
 import type { Setup } from "../setup.ts";
 import type { BoundaryResult, RunContext, RunRef, ToolCallEnvelope } from "../types.ts";
@@ -18,13 +19,14 @@ import { replayResult } from "./replay.ts";
  *
  * @returns The recorded result, or an ERROR with a safe code.
  * @throws {TypeError} When `run` is neither a run context nor a run reference (a programming
- *   error).
+ *   error), or the store has no `CallIndex`.
  */
 export async function recall(
   setup: Setup,
   run: RunContext | RunRef,
   envelope: ToolCallEnvelope,
 ): Promise<BoundaryResult> {
+  const store = requireCapability(setup.store, "CallIndex", "recall a call");
   // The checks of invoke, without its events: a recall is no tool call.
   const call = preflight({ ...setup, observe: undefined }, run, envelope, undefined);
   if (!(call instanceof Call)) return call;
@@ -32,7 +34,7 @@ export async function recall(
   let found;
   try {
     const digest = await requestDigest(call.tool.name, call.input);
-    found = await setup.store.lookupCall(runId, toolCallId, instance);
+    found = await store.lookupCall(runId, toolCallId, instance);
     if (found !== null && found.call !== null && found.call.requestDigest !== digest) {
       return errorResult(toolCallId, "TOOL_CALL_CONFLICT");
     }

@@ -179,7 +179,7 @@ export function boundaryRecordCases(suite: Suite<BoundaryContext>): void {
   );
 
   suite.test(
-    "a used key with another tool and the same input is TOOL_CALL_CONFLICT in refuse and replay mode and in recall, also once the record expired: the tool does not run, the first record stays",
+    "a used key with another tool and the same input is TOOL_CALL_CONFLICT in refuse and replay mode, also once the record expired: the tool does not run, the first record stays",
     async (ctx) => {
       const { names } = ctx.kit;
       for (const onDuplicate of ["refuse", "replay"] as const) {
@@ -201,14 +201,11 @@ export function boundaryRecordCases(suite: Suite<BoundaryContext>): void {
         const record = await ctx.store.get(run.runId, "call_k");
         const otherTool = { ...call, toolName: names.noEvidence };
         assertError(await boundary.invoke(run, otherTool), "TOOL_CALL_CONFLICT", "call_k");
-        assertError(await boundary.recall(run, otherTool), "TOOL_CALL_CONFLICT", "call_k");
         assert.deepEqual(await ctx.store.get(run.runId, "call_k"), record, onDuplicate);
         await ctx.advance(Math.ceil(ctx.ttlMs * 1.3));
         assert.equal(await ctx.store.get(run.runId, "call_k"), null, "the record expired");
         // The key stays begun with its request's digest, which names its tool.
         assertError(await boundary.invoke(run, otherTool), "TOOL_CALL_CONFLICT", "call_k");
-        assertError(await boundary.recall(run, otherTool), "TOOL_CALL_CONFLICT", "call_k");
-        assertError(await boundary.recall(run, call), "RECORD_EXPIRED", "call_k");
         assert.equal((await ctx.store.getRun(run.runId))?.used.calls, 1, onDuplicate);
       }
       assert.equal(executed(ctx, names.success), 2, "the first tool ran once per run");

@@ -1,12 +1,12 @@
 /**
- * Through the boundary: replaying a used key (`onDuplicate: "replay"`), `recall`, `listCalls`
- * and `checkCitations`, which all answer from what the store keeps and never run a tool.
+ * Through the boundary: replaying a used key (`onDuplicate: "replay"`) and `checkCitations`,
+ * which answer from what the store keeps and never run a tool. `recall` and `listCalls` need
+ * the store's `CallIndex` (`boundary_call_index.ts`).
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { ToolBoundary } from "../../core/boundary.ts";
-import { BoundaryError } from "../../core/errors.ts";
 import { type BoundaryContext, type Suite, SUITE_LIMITS } from "./context.ts";
 import { assertError, assertSafe, executedInAll } from "./helpers.ts";
 
@@ -47,57 +47,6 @@ export function boundaryResumeCases(suite: Suite<BoundaryContext>): void {
       );
       assert.equal(executedInAll(ctx), 2, "each tool ran once");
       assert.equal((await ctx.store.getRun(run.runId))?.used.calls, 2, "budget of 2 not passed");
-    },
-  );
-
-  suite.test(
-    "recall() after the run ended gives the recorded result, replayed: true; another request, a key never begun and an absent run are refused",
-    async (ctx) => {
-      const run = await ctx.run();
-      const envelope = {
-        toolCallId: "call_1",
-        runId: run.runId,
-        toolName: ctx.kit.names.noEvidence,
-        input: { query: "cpu" },
-      };
-      const first = await ctx.boundary.invoke(run, envelope);
-      await ctx.boundary.endRun(run);
-      assert.deepEqual(await ctx.boundary.recall(run, envelope), { ...first, replayed: true });
-      const other = { ...envelope, input: { query: "disk" } };
-      assertError(await ctx.boundary.recall(run, other), "TOOL_CALL_CONFLICT");
-      const never = { ...envelope, toolCallId: "call_2" };
-      assertError(await ctx.boundary.recall(run, never), "RECORD_NOT_FOUND");
-      const gone = { ...run, runId: `${run.runId}-gone` };
-      assertError(
-        await ctx.boundary.recall(gone, { ...envelope, runId: gone.runId }),
-        "RUN_NOT_FOUND",
-      );
-      assert.equal(executedInAll(ctx), 1);
-    },
-  );
-
-  suite.test(
-    "listCalls() lists begun calls in begin order with their status; refusals are not listed",
-    async (ctx) => {
-      const run = await ctx.run();
-      await ctx.call(run, "call_b", ctx.kit.names.success);
-      await ctx.call(run, "call_a", ctx.kit.names.throwing);
-      await ctx.call(run, "call_b", ctx.kit.names.success); // duplicate: refused
-      await ctx.call(run, "call_c", ctx.kit.names.writable); // NOT_READ_ONLY: refused
-      const calls = await ctx.boundary.listCalls(run.runId);
-      assert.deepEqual(
-        calls.map((call) => [call.toolCallId, call.status, call.evidence, call.errorCode]),
-        [["call_b", "READY", "EVIDENCE_FOUND", null], [
-          "call_a",
-          "ERROR",
-          "ERROR",
-          "EXECUTION_FAILED",
-        ]],
-      );
-      await assert.rejects(
-        ctx.boundary.listCalls(`${run.runId}-absent`),
-        (error) => error instanceof BoundaryError && error.code === "RUN_NOT_FOUND",
-      );
     },
   );
 

@@ -55,7 +55,7 @@ export function boundarySharedCases(suite: Suite<BoundaryContext>): void {
   );
 
   suite.test(
-    "invoke and recall take a run reference; a context or reference of another instance of the run ID is RUN_NOT_FOUND and runs nothing",
+    "invoke takes a run reference; a context or reference of another instance of the run ID is RUN_NOT_FOUND and runs nothing",
     async (ctx) => {
       const seen: RunInstance[] = [];
       const other = new ToolBoundary({
@@ -104,16 +104,6 @@ export function boundarySharedCases(suite: Suite<BoundaryContext>): void {
         assert.equal(await ctx.boundary.inspect(runId, id), null, id);
       }
       assert.equal((await ctx.store.getRun(runId))?.used.calls, 2);
-      // recall alike: by reference it reads the one call, for another instance nothing.
-      assert.deepEqual(await other.recall({ runId }, envelope("call_by_id")), {
-        ...byId,
-        replayed: true,
-      });
-      assertError(await other.recall(earlier, envelope("call_by_id")), "RUN_NOT_FOUND");
-      assertError(
-        await other.recall({ runId, startedAt: startedAt + 1 }, envelope("call_by_id")),
-        "RUN_NOT_FOUND",
-      );
       // Neither a context nor a reference: a programming error.
       await assert.rejects(() => other.invoke({ runId: "bad id" }, envelope("c")), TypeError);
       await assert.rejects(

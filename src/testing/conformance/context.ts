@@ -5,7 +5,8 @@
  * @module
  */
 import { ToolBoundary } from "../../core/boundary.ts";
-import type { Store } from "../../core/store.ts";
+import { requireCapability, type StoreCapability } from "../../core/capabilities.ts";
+import type { CallIndex, RunIndex, RunSeal, Store } from "../../core/store.ts";
 import type { Limits } from "../../core/limits.ts";
 import type { BoundaryResult, RunContext } from "../../core/types.ts";
 import { createFakeToolkit, type FakeToolkit } from "../fakes.ts";
@@ -42,20 +43,19 @@ export interface ConformanceOptions {
    */
   boundary?: boolean;
   /**
-   * Optional capabilities the store does not have (`"listRuns"`): their cases are replaced by
-   * one that checks the store indeed lacks the method, so nothing is skipped unsaid.
-   * @default []
+   * The optional capabilities the store offers (`"CallIndex"`, `"RunIndex"`, `"RunSeal"`): their
+   * cases run, and for each one left out a case checks that the boundary refuses it with a
+   * TypeError naming it. A case checks that the store offers exactly these. Absent: those
+   * `capabilitiesOf` finds on the first store the factory makes (made and closed before any case
+   * is registered).
    */
-  lacks?: readonly StoreCapability[];
+  capabilities?: readonly StoreCapability[];
 }
 
-/** The optional store capabilities a store may declare it lacks (`ConformanceOptions.lacks`). */
-export type StoreCapability = "listRuns";
-
 /** What a `Store` contract case gets: the store and its clock. */
-export interface StoreContext {
+export interface StoreContext<S extends Store = Store> {
   /** The store under test, fresh for this case. */
-  store: Store;
+  store: S;
   /** The clock the store's expiry follows. */
   clock: () => number;
   /** Moves that clock forward (or waits, for a store on real time). */
@@ -65,7 +65,7 @@ export interface StoreContext {
 }
 
 /** What a case that goes through a `ToolBoundary` gets, on top of the store. */
-export interface BoundaryContext extends StoreContext {
+export interface BoundaryContext<S extends Store = Store> extends StoreContext<S> {
   /** A boundary on the store with the fake tools and the suite's small limits. */
   boundary: ToolBoundary;
   /** The fake tools and their call counters. */
@@ -85,6 +85,35 @@ export interface BoundaryContext extends StoreContext {
 export interface Suite<C> {
   /** Registers one case; it gets a fresh store and context when it runs. */
   test(name: string, fn: (ctx: C) => Promise<void>): void;
+}
+
+/** The store of a case of each capability, typed with it. */
+interface CapabilityStores {
+  CallIndex: Store & CallIndex;
+  RunIndex: Store & RunIndex;
+  RunSeal: Store & RunSeal;
+}
+
+/**
+ * The suite a capability's cases register into: each case gets its store typed with the
+ * capability (checked when the case runs, so a case never calls a method that is not there).
+ */
+export function capabilitySuite<K extends StoreCapability, C extends StoreContext>(
+  suite: Suite<C>,
+  capability: K,
+): Suite<C & { store: CapabilityStores[K] }> {
+  return {
+    test(name, fn) {
+      suite.test(name, (ctx) => {
+        const store = requireCapability(
+          ctx.store,
+          capability as "CallIndex",
+          `run the ${capability} cases`,
+        );
+        return fn({ ...ctx, store } as C & { store: CapabilityStores[K] });
+      });
+    },
+  };
 }
 
 /** Record TTL of the suite's boundary: long enough that no boundary case sees an expiry. */

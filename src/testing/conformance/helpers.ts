@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { ToolBoundary } from "../../core/boundary.ts";
 import type { ErrorCode } from "../../core/errors.ts";
 import type { BeginRequest, CompleteOutcome, FactRow, Store } from "../../core/store.ts";
-import type { BoundaryResult } from "../../core/types.ts";
+import type { BoundaryResult, RecordProof } from "../../core/types.ts";
 import { CANARY_SECRET } from "../fakes.ts";
 import { type BoundaryContext, type StoreContext, SUITE_LIMITS, uniqueId } from "./context.ts";
 
@@ -21,6 +21,13 @@ export const READY: ReadyOutcome = {
   rawJson: '{"hits":["a"]}',
   agentResultJson: '{"evidence":"EVIDENCE_FOUND","scope":"fake","content":["a"]}',
 };
+
+/** A proof of the right shape (a store checks the shape only, never the signature). */
+export function sampleProof(mark: string, keyId = "key-1"): RecordProof {
+  const hash = (mark + "h".repeat(43)).slice(0, 43);
+  const sig = (mark + "s".repeat(86)).slice(0, 86);
+  return { hash, sig, keyId };
+}
 
 /** A READY outcome without evidence. */
 export const NO_EVIDENCE: ReadyOutcome = {

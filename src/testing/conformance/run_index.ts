@@ -1,20 +1,16 @@
 /**
- * `Store` contract, optional capability: `listRuns`, the run console's list. Newest first (by
+ * `RunIndex`, an optional capability: `listRuns`, the run console's list. Newest first (by
  * `startedAt`, then run ID), paged by a cursor that names a position in that order, `limit`
  * within 1 to `MAX_LIST_RUNS`, never an expired run, each run with its calls begun and ERROR
- * records.
- *
- * A store without the capability says so (`lacks: ["listRuns"]` in the suite's options): the
- * suite then checks that it has no `listRuns` instead, so a case is never skipped in silence.
- * The cases tolerate a store shared with other cases: they look only at their own runs.
+ * records. The cases tolerate a store shared with other cases: they look only at their own runs.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { MAX_LIST_RUNS } from "../../core/limits.ts";
 import { runsCursor } from "../../core/runs_page.ts";
-import type { RunSummary, Store } from "../../core/store.ts";
-import { type StoreCapability, type StoreContext, type Suite, uniqueId } from "./context.ts";
+import type { RunIndex, RunSummary, Store } from "../../core/store.ts";
+import { capabilitySuite, type StoreContext, type Suite, uniqueId } from "./context.ts";
 import { beginAndComplete, beginRequest, FAILED, READY } from "./helpers.ts";
 
 /** Most pages a case walks: far more than any case's runs need. */
@@ -45,14 +41,14 @@ async function runAt(
  * runs in order.
  */
 async function allPages(
-  store: Store,
+  store: RunIndex,
   limit: number,
   from: string | null = null,
 ): Promise<RunSummary[]> {
   const runs: RunSummary[] = [];
   let cursor: string | null = from;
   for (let page = 0; page < MAX_PAGES; page++) {
-    const listed = await store.listRuns!({ limit, cursor });
+    const listed = await store.listRuns({ limit, cursor });
     assert.ok(listed.runs.length <= limit, "never more than limit");
     runs.push(...listed.runs);
     if (listed.next === null) return runs;
@@ -70,24 +66,14 @@ const own = (runs: RunSummary[], ids: string[]) => runs.filter((run) => ids.incl
 const newestFirst = (a: { startedAt: number; runId: string }, b: typeof a) =>
   b.startedAt - a.startedAt || (a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0);
 
-/** Registers the `listRuns` cases, or (for a store that lacks it) the check that it has none. */
-export function storeListRunsCases(
-  suite: Suite<StoreContext>,
-  lacks: readonly StoreCapability[],
-): void {
-  if (lacks.includes("listRuns")) {
-    suite.test("listRuns() is declared absent, and the store has none", (ctx) => {
-      assert.equal(ctx.store.listRuns, undefined);
-      return Promise.resolve();
-    });
-    return;
-  }
+/** Registers the `RunIndex` cases. */
+export function runIndexCases(storeSuite: Suite<StoreContext>): void {
+  const suite = capabilitySuite(storeSuite, "RunIndex");
 
   suite.test(
     "listRuns() lists live runs newest first, then by run ID, with status, times, calls begun and errors",
     async (ctx) => {
       const { store, clock } = ctx;
-      assert.equal(typeof store.listRuns, "function", 'declare lacks: ["listRuns"] if it has none');
       const base = clock() - 10_000;
       const first = await runAt(store, base);
       const tieA = await runAt(store, base + 10);
@@ -159,8 +145,8 @@ export function storeListRunsCases(
         assert.deepEqual(listed, expected, `limit ${limit}`);
       }
       // The cursor is the store's: the page after the cursor of a run starts after that run.
-      const firstTwo = await store.listRuns!({ limit: 2 });
-      const after = await store.listRuns!({ limit: 2, cursor: firstTwo.next });
+      const firstTwo = await store.listRuns({ limit: 2 });
+      const after = await store.listRuns({ limit: 2, cursor: firstTwo.next });
       for (const run of after.runs) {
         const last = firstTwo.runs.at(-1)!;
         assert.ok(newestFirst(last, run) < 0, "a later page lists only older runs");
@@ -194,19 +180,19 @@ export function storeListRunsCases(
       const { store } = ctx;
       for (const limit of [0, -1, MAX_LIST_RUNS + 1, 1.5, Number.NaN, "2", null, undefined]) {
         await assert.rejects(
-          store.listRuns!({ limit: limit as number }),
+          store.listRuns({ limit: limit as number }),
           RangeError,
           `limit ${String(limit)}`,
         );
       }
       for (const cursor of ["", "x", "1.", ".r", "-1.r", "01.r", "1.bad id!", "1e3.r", 5, {}]) {
         await assert.rejects(
-          store.listRuns!({ limit: 1, cursor: cursor as string }),
+          store.listRuns({ limit: 1, cursor: cursor as string }),
           RangeError,
           `cursor ${JSON.stringify(cursor)}`,
         );
       }
-      const empty = await store.listRuns!({ limit: 1, cursor: "0.no-such-run" });
+      const empty = await store.listRuns({ limit: 1, cursor: "0.no-such-run" });
       assert.deepEqual(empty, { runs: [], next: null }, "nothing starts before the epoch");
     },
   );
