@@ -394,7 +394,7 @@ function identify(c: Context<AppEnv>): void {
  * What every response of the app carries: the request ID, and headers that keep records (raw
  * tool data) out of caches and away from content sniffing. Set on the response once it is made:
  * a response made with one header and given three more costs a fraction of one made with four
- * (about 0.7 µs against 4 µs in Deno).
+ * (about 0.7 µs against 7 µs in Deno).
  */
 function stamped(c: Context<AppEnv>, res: Response): Response {
   res.headers.set("X-Request-Id", c.get("requestId"));
