@@ -53,12 +53,16 @@ Deno.test("createApp serves no inspector unless given one: /inspect is a JSON 40
   }
 });
 
-Deno.test("the JSON API's module graph does not carry the inspector: a bundle of the hono entry has none of it", async () => {
+Deno.test("the JSON API's module graph carries neither the inspector nor the MCP route: a bundle of the hono entry has none of them", async () => {
   const dir = await Deno.makeTempDir({ prefix: "tb-hono-" });
   try {
     const text = await Deno.readTextFile(await bundle("src/hono/mod.ts", dir));
     assert.match(text, /function createApp\(/);
     for (const part of ["inspectorMain", "Run inspector", "INSPECTOR_CSP", "frame-ancestors"]) {
+      assert.ok(!text.includes(part), part);
+    }
+    // Nor the MCP route: it is the `mcp` option, from an entry of its own.
+    for (const part of ["io.modelcontextprotocol/protocolVersion", "notifications/cancelled"]) {
       assert.ok(!text.includes(part), part);
     }
   } finally {
@@ -203,6 +207,51 @@ Deno.test("edge deployments serve the inspector only with INSPECTOR=on", async (
     );
     assert.equal((await served.request("/inspect")).status, status, String(setting));
   }
+});
+
+Deno.test("an edge entry without the inspector and the MCP route refuses INSPECTOR=on and serves run tokens without MCP", async () => {
+  const noRedis = () => {
+    throw new Error("no Upstash here");
+  };
+  assert.throws(
+    () => buildEdgeApp({ AGENT_TOKEN: AGENT, HARNESS_TOKEN: HARNESS, INSPECTOR: "on" }, noRedis),
+    {
+      name: "StartupError",
+      message: "Refusing to start: INSPECTOR is on, but this entry point has no run inspector",
+    },
+  );
+  const SERVER_SECRET = "server-secret-0123456789abcdef-0123";
+  const { app: served } = buildEdgeApp(
+    { AGENT_TOKEN: AGENT, HARNESS_TOKEN: HARNESS, SERVER_SECRET },
+    noRedis,
+  );
+  const started = await served.request("/v1/runs", {
+    method: "POST",
+    headers: { authorization: `Bearer ${HARNESS}`, "content-type": "application/json" },
+    body: JSON.stringify({ ttlMs: 60_000 }),
+  });
+  const { runId, agentToken } = await started.json();
+  assert.match(agentToken, /^tbr\./);
+  const mcp = await served.request(`/v1/runs/${runId}/mcp`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${agentToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+  });
+  assert.equal(mcp.status, 404);
+  assert.equal((await mcp.json()).code, "NOT_FOUND");
+  // The same configuration with both: the MCP route answers.
+  const { app: full } = buildEdgeApp(
+    { AGENT_TOKEN: AGENT, HARNESS_TOKEN: HARNESS, SERVER_SECRET },
+    noRedis,
+    INSPECTOR_AND_MCP,
+  );
+  const again = await full.request(`/v1/runs/${runId}/mcp`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${AGENT}`, "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+  });
+  assert.equal(again.status, 200);
+  await again.body?.cancel();
 });
 
 Deno.test("the dev server turns the inspector on and prints its address; INSPECTOR=off turns it off", async () => {
