@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import type { CompleteOutcome } from "../../src/core/store.ts";
 import { createApp } from "../../src/hono/mod.ts";
-import { type RunEnd, TOOL_CALL_ID_META, ToolBoundary } from "../../src/mod.ts";
+import { ToolBoundary } from "../../src/mod.ts";
+import { type RunEnd, TOOL_CALL_ID_META } from "../../src/harness/mod.ts";
 import { MIN_FACT_BYTES } from "../../src/store/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/fakes.ts";
