@@ -1,0 +1,300 @@
+/**
+ * The ledger inside Cloudflare, in workerd (through miniflare, from Node), with SQLite-backed
+ * Durable Objects, their alarms and R2: the store conformance suite run inside workerd (on a
+ * `DurableObjectStore` in an object, and on `boundaryStore` over the namespace), 50 parallel
+ * calls in one object, TTL by alarm, an object restarted with its storage kept, two Workers on
+ * one run, an `Agent` with the AI SDK adapter, and the R2 archive checked by `verifyRun`.
+ *
+ * The Worker is tests/worker.ts, bundled once; each test serves it in a fresh miniflare.
+ */
+import assert from "node:assert/strict";
+import { ERROR_MESSAGES } from "@tool-boundary/core";
+import { ROOT, run, start, WORKSPACE_CONFIG } from "../../../../tests/runtime/process.ts";
+import { npmBin } from "../../../../tests/runtime/setup.ts";
+
+const HERE = new URL("./", import.meta.url).pathname;
+const DRIVER = new URL("../miniflare.mjs", import.meta.url).pathname;
+const MINIFLARE_FROM = `${ROOT}tests/runtime/npm`;
+
+let bundled: Promise<string> | undefined;
+
+/** Bundles tests/worker.ts once per module: the folder that holds `worker.js`. */
+function bundleOnce(): Promise<string> {
+  bundled ??= (async () => {
+    const dir = await Deno.makeTempDir({ prefix: "tb-cloudflare-" });
+    await run(Deno.execPath(), [
+      "bundle",
+      ...WORKSPACE_CONFIG,
+      "--platform",
+      "browser",
+      "--external",
+      "cloudflare:*",
+      "-o",
+      `${dir}/worker.js`,
+      `${HERE}../worker.ts`,
+    ], { cwd: ROOT });
+    return dir;
+  })();
+  return bundled;
+}
+
+/** Serves the Worker (and a second one on its LEDGER namespace) and calls `fn` with its URL. */
+async function serve(
+  fn: (get: (path: string) => Promise<unknown>) => Promise<void>,
+  persist: string | false = false,
+): Promise<void> {
+  await npmBin();
+  const dir = await bundleOnce();
+  const worker = {
+    modules: true,
+    scriptPath: `${dir}/worker.js`,
+    modulesRoot: dir,
+    compatibilityDate: "2026-07-01",
+    compatibilityFlags: ["nodejs_compat"],
+  };
+  const options = {
+    durableObjectsPersist: persist,
+    workers: [
+      {
+        ...worker,
+        name: "main",
+        durableObjects: {
+          LEDGER: { className: "LedgerObject", useSQLite: true },
+          TEST: { className: "TestObject", useSQLite: true },
+          AGENT: { className: "SupportAgent", useSQLite: true },
+        },
+        r2Buckets: ["ARCHIVE"],
+        serviceBindings: { OTHER: "other" },
+      },
+      {
+        ...worker,
+        name: "other",
+        bindings: { ROLE: "other" },
+        durableObjects: {
+          LEDGER: { className: "LedgerObject", scriptName: "main", useSQLite: true },
+        },
+      },
+    ],
+  };
+  const child = start("node", [DRIVER], {
+    env: { MINIFLARE_OPTIONS: JSON.stringify(options), MINIFLARE_FROM },
+    stdinStops: true,
+  });
+  try {
+    const [, url] = await child.waitFor(/\{"url":"(http:[^"]+)\/"\}/);
+    await fn(async (path) => {
+      const res = await fetch(`${url}${path}`);
+      const text = await res.text();
+      assert.equal(res.status, 200, `${path}: ${text}`);
+      return JSON.parse(text);
+    });
+  } finally {
+    const status = await child.stop();
+    assert.equal(status.code, 0, child.output());
+  }
+}
+
+interface CaseResult {
+  name: string;
+  ok: boolean;
+  error?: string;
+}
+
+/** Each case of a suite run inside workerd as a step of its own: a failed case fails by name. */
+async function reportCases(t: Deno.TestContext, results: CaseResult[]): Promise<void> {
+  for (const result of results) {
+    await t.step(result.name, () => {
+      if (!result.ok) throw new Error(`failed inside workerd: ${result.error}`);
+    });
+  }
+  const failed = results.filter((result) => !result.ok).map((result) => result.name);
+  assert.deepEqual(failed, [], `${failed.length} of ${results.length} cases failed`);
+}
+
+Deno.test("workerd: DurableObjectStore passes the store conformance suite inside a Durable Object, listRuns included", async (t) => {
+  await serve(async (get) => {
+    const results = await get("/conformance/object") as CaseResult[];
+    assert.ok(results.length >= 80, `${results.length} cases`);
+    // Every capability is declared: the listRuns cases run, none is checked absent.
+    assert.ok(results.filter((r) => r.name.includes("listRuns")).length >= 5);
+    assert.ok(!results.some((r) => r.name.includes("lacks")), "no capability declared absent");
+    await reportCases(t, results);
+    console.log(`workerd, DurableObjectStore in an object: ${results.length} cases`);
+  });
+});
+
+Deno.test("workerd: boundaryStore passes the store conformance suite over RPC, one object per run, without listRuns", async (t) => {
+  await serve(async (get) => {
+    const results = await get("/conformance/namespace") as CaseResult[];
+    assert.ok(results.length >= 75, `${results.length} cases`);
+    assert.ok(results.some((r) => /lacks/.test(r.name) && /listRuns/.test(r.name)));
+    await reportCases(t, results);
+    console.log(`workerd, boundaryStore over the namespace: ${results.length} cases`);
+  });
+});
+
+Deno.test("workerd: 50 parallel calls in one object keep the budget exact and run each ID once", async () => {
+  await serve(async (get) => {
+    for (const path of ["/concurrency/object", "/concurrency/namespace"]) {
+      assert.deepEqual(await get(path), {
+        distinct: { READY: 30, RUN_BUDGET_EXHAUSTED: 20 },
+        used: 30,
+        executedIds: 30,
+        mostPerId: 1,
+        repeated: { READY: 1, DUPLICATE_TOOL_CALL: 49 },
+        sameExecutions: 1,
+      }, path);
+    }
+  });
+});
+
+Deno.test("workerd: the object's alarm deletes the run and record once they expire, and reads stop at expiry", async () => {
+  await serve(async (get) => {
+    const runId = `run-ttl-${crypto.randomUUID()}`;
+    assert.deepEqual(await get(`/expiry?phase=start&runId=${runId}`), { status: "READY" });
+    const live = await get(`/expiry?phase=read&runId=${runId}`) as {
+      storage: { rows: Record<string, number> };
+    };
+    assert.deepEqual(live.storage.rows, { runs: 1, calls: 1, records: 1 });
+    // The record lives 500 ms, the run 1 s; the alarm follows each expiry.
+    let seen;
+    for (const until = Date.now() + 10_000; Date.now() < until;) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      seen = await get(`/expiry?phase=read&runId=${runId}`) as {
+        run: unknown;
+        record: unknown;
+        storage: { rows: Record<string, number>; alarms: { records: number; runs: number }[] };
+      };
+      if (seen.storage.rows.runs === 0) break;
+    }
+    assert.ok(seen !== undefined);
+    assert.equal(seen.run, null);
+    assert.equal(seen.record, null);
+    assert.deepEqual(seen.storage.rows, { runs: 0, calls: 0, records: 0 });
+    const swept = seen.storage.alarms.reduce(
+      (sum, alarm) => ({ records: sum.records + alarm.records, runs: sum.runs + alarm.runs }),
+      { records: 0, runs: 0 },
+    );
+    assert.deepEqual(swept, { records: 1, runs: 1 }, JSON.stringify(seen.storage.alarms));
+  });
+});
+
+Deno.test("workerd: an object restarted with its storage kept still holds its run, its record and its begun keys", async () => {
+  const persist = await Deno.makeTempDir({ prefix: "tb-cloudflare-persist-" });
+  try {
+    let written: unknown;
+    await serve(async (get) => {
+      written = ((await get("/restart?phase=write")) as { record: unknown }).record;
+    }, persist);
+    assert.equal((written as { status: string }).status, "READY");
+    await serve(async (get) => {
+      const read = await get("/restart?phase=read");
+      assert.deepEqual(read, {
+        record: written,
+        again: ["DUPLICATE_TOOL_CALL", "READY"],
+        used: 2,
+        executions: { call_2: 1 },
+      });
+    }, persist);
+  } finally {
+    await Deno.remove(persist, { recursive: true });
+  }
+});
+
+Deno.test("workerd: two Workers on one run share its budget and run each ID once", async () => {
+  await serve(async (get) => {
+    const seen = await get("/two-workers") as {
+      main: { outcomes: string[]; executions: Record<string, number> };
+      other: { outcomes: string[]; executions: Record<string, number> };
+      run: { used: { calls: number } };
+      calls: { calls: { toolCallId: string; status: string }[] };
+    };
+    const executed = [
+      ...Object.entries(seen.main.executions),
+      ...Object.entries(seen.other.executions),
+    ];
+    // Nine IDs (call_4 to call_6 from both Workers), seven calls of budget.
+    assert.equal(executed.length, 7, JSON.stringify(seen));
+    assert.ok(executed.every(([, count]) => count === 1));
+    assert.equal(new Set(executed.map(([id]) => id)).size, 7);
+    assert.equal(seen.run.used.calls, 7);
+    assert.deepEqual(
+      seen.calls.calls.map((call) => call.status),
+      Array(7).fill("READY"),
+    );
+    const outcomes = [...seen.main.outcomes, ...seen.other.outcomes];
+    assert.equal(outcomes.filter((o) => o === "READY").length, 7);
+    assert.equal(
+      outcomes.filter((o) => o === "READY" || o === "DUPLICATE_TOOL_CALL").length +
+        outcomes.filter((o) => o === "RUN_BUDGET_EXHAUSTED").length,
+      12,
+      outcomes.join(","),
+    );
+    console.log(`workerd, two Workers: ${outcomes.join(",")}`);
+  });
+});
+
+Deno.test("workerd: an Agent's AI SDK tools go through a boundary on the ledger beside its own tables", async () => {
+  await serve(async (get) => {
+    const seen = await get("/agent") as {
+      texts: string[];
+      outputs: unknown[][];
+      record: [string, unknown];
+      executions: Record<string, number>;
+      facts: string[];
+      tables: string[];
+      rows: Record<string, number>;
+      sweeps: number;
+      prompts: string;
+    };
+    assert.deepEqual(seen.texts, ["An upstream timeout at 12:01.", "Same."]);
+    assert.deepEqual(seen.outputs[0], [
+      {
+        type: "json",
+        value: { evidence: "EVIDENCE_FOUND", scope: "logs", content: ["12:01 timeout"] },
+      },
+      {
+        type: "error-json",
+        value: { code: "NOT_READ_ONLY", message: ERROR_MESSAGES.NOT_READ_ONLY },
+      },
+    ]);
+    // The second turn repeats call_1: refused, and the tool does not run again.
+    assert.deepEqual(seen.outputs[1], [
+      {
+        type: "error-json",
+        value: { code: "DUPLICATE_TOOL_CALL", message: ERROR_MESSAGES.DUPLICATE_TOOL_CALL },
+      },
+    ]);
+    assert.deepEqual(seen.executions, { call_1: 1 });
+    assert.deepEqual(seen.record, [
+      "READY",
+      { lines: ["12:01 timeout"], apiKey: "sk-live-harness-only" },
+    ]);
+    assert.doesNotMatch(seen.prompts, /sk-live-harness-only/);
+    assert.deepEqual(seen.facts, ["call_1"]);
+    // The ledger's tables sit beside the agent's own.
+    for (const table of ["tb_runs", "tb_calls", "tb_records", "tb_meta"]) {
+      assert.ok(seen.tables.includes(table), seen.tables.join(", "));
+    }
+    assert.ok(seen.tables.some((table) => table.startsWith("cf_agents")), seen.tables.join(", "));
+    assert.deepEqual(seen.rows, { runs: 1, calls: 1, records: 1 });
+    // The sweep is asked of the agent's scheduler, never of the alarm it owns.
+    assert.equal(seen.sweeps, 1);
+  });
+});
+
+Deno.test("workerd: a sealed run's bundle archived in R2 verifies from the archive copy", async () => {
+  await serve(async (get) => {
+    const seen = await get("/archive") as Record<string, unknown>;
+    assert.deepEqual(seen, {
+      key: true,
+      same: true,
+      refused: (seen.refused as string).startsWith("Archive already holds another bundle")
+        ? seen.refused
+        : "an error",
+      verdict: { ok: true, sealed: true, calls: 2 },
+      tampered: { ok: false, toolCallId: "call_1", reason: "REORDERED" },
+      missing: null,
+    });
+  });
+});
