@@ -26,8 +26,8 @@ import {
   DurableObjectStore,
   type LedgerNamespace,
   ledgerObject,
-  type R2BucketLike,
   r2Archive,
+  type R2BucketLike,
   type SqlStorage,
   type SweepReport,
 } from "../mod.ts";
