@@ -26,6 +26,7 @@ import {
   DurableObjectStore,
   type LedgerNamespace,
   ledgerObject,
+  MAX_ROW_BYTES,
   r2Archive,
   type R2BucketLike,
   type SqlStorage,
@@ -200,6 +201,54 @@ export class TestObject extends DurableObject {
   /** 50 parallel calls in this object, through a boundary beside its store. */
   concurrency(): Promise<unknown> {
     return concurrency(this.#concurrencyStore());
+  }
+
+  /**
+   * A begin and a complete whose row would pass MAX_ROW_BYTES: each refused whole, before
+   * SQLite, and the run and record left as they were.
+   */
+  async rowLimit(): Promise<unknown> {
+    const store = new DurableObjectStore(this.#ctx, { prefix: "rows_" });
+    const now = Date.now();
+    const runId = `run-rows-${crypto.randomUUID()}`;
+    await store.startRun({
+      runId,
+      deadline: now + 60_000,
+      budget: { calls: 5, perTool: {} },
+      ttlMs: 60_000,
+      attemptId: "start",
+      now,
+    });
+    const big = JSON.stringify("x".repeat(MAX_ROW_BYTES));
+    const request = (toolCallId: string, requestJson: string) => ({
+      runId,
+      toolCallId,
+      toolName: "lookup",
+      requestJson,
+      requestDigest: `digest-${toolCallId}`,
+      attemptId: `attempt-${toolCallId}`,
+      ttlMs: 60_000,
+      now,
+    });
+    const errorOf = (promise: Promise<unknown>) =>
+      promise.then(() => "no error", (error: Error) => `${error.name}: ${error.message}`);
+    const begin = await errorOf(store.begin(request("call_big", big)));
+    await store.begin(request("call_ok", "{}"));
+    const complete = await errorOf(store.complete({
+      runId,
+      toolCallId: "call_ok",
+      attemptId: "attempt-call_ok",
+      now,
+      outcome: { status: "READY", evidence: "NO_EVIDENCE", rawJson: big, agentResultJson: "{}" },
+    }));
+    return {
+      begin,
+      complete,
+      bigRecord: await store.get(runId, "call_big"),
+      okStatus: (await store.get(runId, "call_ok"))?.status,
+      used: (await store.getRun(runId))?.used.calls,
+      calls: (await store.listCalls(runId))?.calls.map((call) => call.toolCallId),
+    };
   }
 
   /** The object's alarm: the store's sweep (setAlarm needs the handler). */
@@ -439,6 +488,10 @@ async function route(request: Request, env: Env): Promise<unknown> {
     case "/concurrency/object": {
       const object = env.TEST.get(env.TEST.idFromName("concurrency")) as TestObject;
       return object.concurrency();
+    }
+    case "/row-limit": {
+      const object = env.TEST.get(env.TEST.idFromName("row-limit")) as TestObject;
+      return object.rowLimit();
     }
     case "/concurrency/namespace":
       return concurrency(boundaryStore(env.LEDGER));

@@ -162,6 +162,24 @@ Deno.test("workerd: 50 parallel calls in one object keep the budget exact and ru
   });
 });
 
+Deno.test("workerd: a row over MAX_ROW_BYTES fails its begin or complete whole, before SQLite", async () => {
+  await serve(async (get) => {
+    const seen = await get("/row-limit") as Record<string, unknown>;
+    const refusal =
+      /^RangeError: DurableObjectStore cannot keep this record: \d+ bytes of text, over the 1900000 a row may hold$/;
+    assert.match(seen.begin as string, refusal);
+    assert.match(seen.complete as string, refusal);
+    assert.deepEqual({ ...seen, begin: null, complete: null }, {
+      begin: null,
+      complete: null,
+      bigRecord: null,
+      okStatus: "PROJECTING",
+      used: 1,
+      calls: ["call_ok"],
+    });
+  });
+});
+
 Deno.test("workerd: the object's alarm deletes the run and record once they expire, and reads stop at expiry", async () => {
   await serve(async (get) => {
     const runId = `run-ttl-${crypto.randomUUID()}`;
