@@ -10,32 +10,15 @@
 import assert from "node:assert/strict";
 import { ERROR_MESSAGES } from "@tool-boundary/core";
 import { type StoreCapability, storeConformance } from "@tool-boundary/core/testing";
-import { ROOT, run, start, WORKSPACE_CONFIG } from "../../../../tests/runtime/process.ts";
-import { npmBin } from "../../../../tests/runtime/setup.ts";
-
-const HERE = new URL("./", import.meta.url).pathname;
-const DRIVER = new URL("../miniflare.mjs", import.meta.url).pathname;
-const MINIFLARE_FROM = `${ROOT}tests/runtime/npm`;
+import { bundle, serveMiniflare } from "../../../../tests/runtime/setup.ts";
 
 let bundled: Promise<string> | undefined;
 
-/** Bundles tests/worker.ts once per module: the folder that holds `worker.js`. */
+/** Bundles tests/worker.ts once per module (`cloudflare:*` left to workerd): its path. */
 function bundleOnce(): Promise<string> {
-  bundled ??= (async () => {
-    const dir = await Deno.makeTempDir({ prefix: "tb-cloudflare-" });
-    await run(Deno.execPath(), [
-      "bundle",
-      ...WORKSPACE_CONFIG,
-      "--platform",
-      "browser",
-      "--external",
-      "cloudflare:*",
-      "-o",
-      `${dir}/worker.js`,
-      `${HERE}../worker.ts`,
-    ], { cwd: ROOT });
-    return dir;
-  })();
+  bundled ??= Deno.makeTempDir({ prefix: "tb-cloudflare-" }).then((dir) =>
+    bundle("packages/cloudflare/tests/worker.ts", dir, undefined, ["cloudflare:*"])
+  );
   return bundled;
 }
 
@@ -44,12 +27,11 @@ async function serve(
   fn: (get: (path: string) => Promise<unknown>) => Promise<void>,
   persist: string | false = false,
 ): Promise<void> {
-  await npmBin();
-  const dir = await bundleOnce();
+  const script = await bundleOnce();
   const worker = {
     modules: true,
-    scriptPath: `${dir}/worker.js`,
-    modulesRoot: dir,
+    scriptPath: script,
+    modulesRoot: script.slice(0, script.lastIndexOf("/")),
     compatibilityDate: "2026-07-01",
     compatibilityFlags: ["nodejs_compat"],
   };
@@ -77,22 +59,13 @@ async function serve(
       },
     ],
   };
-  const child = start("node", [DRIVER], {
-    env: { MINIFLARE_OPTIONS: JSON.stringify(options), MINIFLARE_FROM },
-    stdinStops: true,
-  });
-  try {
-    const [, url] = await child.waitFor(/\{"url":"(http:[^"]+)\/"\}/);
-    await fn(async (path) => {
+  await serveMiniflare(options, (url) =>
+    fn(async (path) => {
       const res = await fetch(`${url}${path}`);
       const text = await res.text();
       assert.equal(res.status, 200, `${path}: ${text}`);
       return JSON.parse(text);
-    });
-  } finally {
-    const status = await child.stop();
-    assert.equal(status.code, 0, child.output());
-  }
+    }));
 }
 
 interface CaseResult {
