@@ -227,8 +227,10 @@ export class DurableObjectStore implements Store {
 
   #createTables(prefix: string): void {
     const { runs, calls, records, meta } = this.#t;
-    // One statement per exec: the storage API runs a string of several, but one at a time keeps
-    // each under the statement size limit and reads plainly.
+    // A Durable Object's SQLite bills every row written, index entries included: the tables are
+    // keyed by their primary keys (WITHOUT ROWID, no second index for the key), and a begun
+    // call's row has no index of its own (a run's calls are read through the key's run prefix,
+    // and sorted, by endRun, listCalls and exportRun only).
     const statements = [
       `CREATE TABLE IF NOT EXISTS ${runs} (
         run_id TEXT PRIMARY KEY,
@@ -249,7 +251,7 @@ export class DurableObjectStore implements Store {
         ended_expiry INTEGER,
         errors INTEGER NOT NULL,
         seal_json TEXT
-      )`,
+      ) WITHOUT ROWID`,
       `CREATE INDEX IF NOT EXISTS ${prefix}runs_by_start ON ${runs} (started_at, run_id)`,
       `CREATE INDEX IF NOT EXISTS ${prefix}runs_by_expiry ON ${runs} (expires_at)`,
       `CREATE TABLE IF NOT EXISTS ${calls} (
@@ -263,10 +265,7 @@ export class DurableObjectStore implements Store {
         ready_pos INTEGER,
         ready_expires INTEGER,
         PRIMARY KEY (run_id, tool_call_id)
-      )`,
-      `CREATE INDEX IF NOT EXISTS ${prefix}calls_by_seq ON ${calls} (run_id, seq)`,
-      `CREATE INDEX IF NOT EXISTS ${prefix}calls_by_done ON ${calls} (run_id, done_pos)`,
-      `CREATE INDEX IF NOT EXISTS ${prefix}calls_by_ready ON ${calls} (run_id, ready_pos)`,
+      ) WITHOUT ROWID`,
       `CREATE TABLE IF NOT EXISTS ${records} (
         run_id TEXT NOT NULL,
         tool_call_id TEXT NOT NULL,
@@ -287,9 +286,10 @@ export class DurableObjectStore implements Store {
         proof_sig TEXT,
         proof_key_id TEXT,
         PRIMARY KEY (run_id, tool_call_id)
-      )`,
+      ) WITHOUT ROWID`,
       `CREATE INDEX IF NOT EXISTS ${prefix}records_by_expiry ON ${records} (expires_at)`,
-      `CREATE TABLE IF NOT EXISTS ${meta} (key TEXT PRIMARY KEY, value INTEGER NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS ${meta} (key TEXT PRIMARY KEY, value INTEGER NOT NULL)
+      WITHOUT ROWID`,
     ];
     for (const statement of statements) this.#sql.exec(statement);
   }
@@ -404,7 +404,7 @@ export class DurableObjectStore implements Store {
       if (!done.ok) return done;
       const { record } = done;
       if (done.changed) {
-        this.#putRecord(record);
+        this.#writeOutcome(record);
         const run = this.#liveRun(runId, now);
         if (run !== undefined && this.#call(runId, toolCallId) !== undefined) {
           const ready = record.status === "READY";
@@ -805,27 +805,15 @@ export class DurableObjectStore implements Store {
     return row === undefined ? undefined : recordOf(row);
   }
 
-  /** Writes a record whole (a new one, or the completed one over its PROJECTING row). */
+  /** Writes a new record (a begin's), or one over a record of an expired run of the same ID. */
   #putRecord(record: StoredRecord): void {
-    const { failure, proof } = record;
-    checkRowBytes(
-      "record",
-      record.runId,
-      record.toolCallId,
-      record.toolName,
-      record.requestJson,
-      record.rawJson ?? "",
-      record.agentResultJson ?? "",
-      record.attemptId,
-      failure?.name ?? "",
-      failure?.message ?? "",
-    );
+    checkRecordBytes(record);
     this.#exec(
       `INSERT OR REPLACE INTO ${this.#t.records} (run_id, tool_call_id, tool_name, status,
         evidence, request_json, raw_json, agent_result_json, error_code, attempt_id, created_at,
         updated_at, expires_at, failure_name, failure_message, proof_hash, proof_sig,
         proof_key_id)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL)`,
       record.runId,
       record.toolCallId,
       record.toolName,
@@ -839,13 +827,49 @@ export class DurableObjectStore implements Store {
       record.createdAt,
       record.updatedAt,
       record.expiresAt,
+    );
+  }
+
+  /** Writes a complete's outcome over the record's row, its key and expiry untouched. */
+  #writeOutcome(record: StoredRecord): void {
+    checkRecordBytes(record);
+    const { failure, proof } = record;
+    this.#exec(
+      `UPDATE ${this.#t.records} SET status = ?, evidence = ?, raw_json = ?,
+        agent_result_json = ?, error_code = ?, updated_at = ?, failure_name = ?,
+        failure_message = ?, proof_hash = ?, proof_sig = ?, proof_key_id = ?
+      WHERE run_id = ? AND tool_call_id = ?`,
+      record.status,
+      record.evidence,
+      record.rawJson,
+      record.agentResultJson,
+      record.errorCode,
+      record.updatedAt,
       failure?.name ?? null,
       failure === undefined ? null : failure.message,
       proof?.hash ?? null,
       proof?.sig ?? null,
       proof?.keyId ?? null,
+      record.runId,
+      record.toolCallId,
     );
   }
+}
+
+/** {@linkcode checkRowBytes} of a record's row. */
+function checkRecordBytes(record: StoredRecord): void {
+  checkRowBytes(
+    "record",
+    record.runId,
+    record.toolCallId,
+    record.toolName,
+    record.requestJson,
+    record.rawJson ?? "",
+    record.agentResultJson ?? "",
+    record.attemptId,
+    record.failure?.name ?? "",
+    record.failure?.message ?? "",
+  );
 }
 
 function refusal<C extends StoreRefusal["code"]>(code: C): StoreRefusal<C> {
