@@ -725,7 +725,8 @@ export class DurableObjectStore implements Store {
 
   /**
    * Runs `fn` as one transaction and resolves with its answer once the sweep it asked for (if
-   * any) is scheduled; rejects with what it threw (nothing written) or what scheduling threw.
+   * any) is scheduled; rejects with what it threw (nothing written) or what scheduling threw
+   * (the operation's writes stay; the sweep is asked for again by the next write that expires).
    */
   #write<T>(fn: () => T): Promise<T> {
     let value: T;
@@ -739,7 +740,13 @@ export class DurableObjectStore implements Store {
     const at = this.#sweepAt;
     if (at === null) return Promise.resolve(value);
     this.#sweepAt = null;
-    return Promise.resolve(this.#schedule(at)).then(() => value);
+    return Promise.resolve(this.#schedule(at)).then(() => value, (error) => {
+      // Not asked for after all: the next write whose row expires asks again.
+      this.#transaction(() =>
+        this.#exec(`DELETE FROM ${this.#t.meta} WHERE key = 'sweep_at' AND value = ?`, at)
+      );
+      throw error;
+    });
   }
 
   /** Runs a read: its answer, or its throw as a rejection. */

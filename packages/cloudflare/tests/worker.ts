@@ -251,6 +251,55 @@ export class TestObject extends DurableObject {
     };
   }
 
+  /**
+   * Sweeps asked of a scheduler that fails once: the write stays, and the next write whose row
+   * expires asks again; a row that expires after the sweep asked for asks nothing.
+   */
+  async scheduling(): Promise<unknown> {
+    const asked: number[] = [];
+    let now = Date.UTC(2026, 0, 1);
+    const store = new DurableObjectStore(this.#ctx, {
+      prefix: `sched${crypto.randomUUID().replaceAll("-", "")}_`,
+      clock: () => now,
+      scheduleSweep: (at) => {
+        asked.push(at);
+        if (asked.length === 1) throw new Error("scheduler down");
+      },
+    });
+    const runId = "run-sched";
+    const started = await store.startRun({
+      runId,
+      deadline: now + 600_000,
+      budget: { calls: 5, perTool: {} },
+      ttlMs: 600_000,
+      attemptId: "start",
+      now,
+    }).then(() => "no error", (error: Error) => error.message);
+    const begin = (toolCallId: string, ttlMs: number) =>
+      store.begin({
+        runId,
+        toolCallId,
+        toolName: "lookup",
+        requestJson: "{}",
+        requestDigest: `digest-${toolCallId}`,
+        attemptId: `attempt-${toolCallId}`,
+        ttlMs,
+        now,
+      });
+    const run = await store.getRun(runId);
+    const first = await begin("call_1", 300_000);
+    const second = await begin("call_2", 400_000);
+    now += 300_000;
+    const swept = await store.sweep();
+    return {
+      started,
+      runKept: run?.runId === runId,
+      begun: [first.ok, second.ok],
+      asked: asked.map((at) => at - Date.UTC(2026, 0, 1)),
+      swept,
+    };
+  }
+
   /** The object's alarm: the store's sweep (setAlarm needs the handler). */
   async alarm(): Promise<void> {
     await this.#concurrencyStore().sweep();
@@ -492,6 +541,10 @@ async function route(request: Request, env: Env): Promise<unknown> {
     case "/row-limit": {
       const object = env.TEST.get(env.TEST.idFromName("row-limit")) as TestObject;
       return object.rowLimit();
+    }
+    case "/scheduling": {
+      const object = env.TEST.get(env.TEST.idFromName("scheduling")) as TestObject;
+      return object.scheduling();
     }
     case "/concurrency/namespace":
       return concurrency(boundaryStore(env.LEDGER));

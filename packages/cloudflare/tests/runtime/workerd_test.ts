@@ -153,6 +153,21 @@ Deno.test("workerd: a row over MAX_ROW_BYTES fails its begin or complete whole, 
   });
 });
 
+Deno.test("workerd: a sweep is asked once per sooner expiry, and again after the scheduler failed", async () => {
+  await serve(async (get) => {
+    assert.deepEqual(await get("/scheduling"), {
+      // The run's write stays; its sweep was not asked for after all.
+      started: "scheduler down",
+      runKept: true,
+      begun: [true, true],
+      // Asked at the run's expiry (failed), then at call_1's; call_2 expires later: not asked.
+      // The sweep at call_1's expiry deletes it and asks for the next, at call_2's.
+      asked: [600_000, 300_000, 400_000],
+      swept: { records: 1, runs: 0, next: Date.UTC(2026, 0, 1) + 400_000 },
+    });
+  });
+});
+
 Deno.test("workerd: the object's alarm deletes the run and record once they expire, and reads stop at expiry", async () => {
   await serve(async (get) => {
     const runId = `run-ttl-${crypto.randomUUID()}`;
