@@ -740,7 +740,8 @@ export class DurableObjectStore implements Store {
     const at = this.#sweepAt;
     if (at === null) return Promise.resolve(value);
     this.#sweepAt = null;
-    return Promise.resolve(this.#schedule(at)).then(() => value, (error) => {
+    // A scheduler that throws at once rejects as one that fails later.
+    return new Promise((resolve) => resolve(this.#schedule(at))).then(() => value, (error) => {
       // Not asked for after all: the next write whose row expires asks again.
       this.#transaction(() =>
         this.#exec(`DELETE FROM ${this.#t.meta} WHERE key = 'sweep_at' AND value = ?`, at)
