@@ -98,6 +98,12 @@ export interface SweepReport {
 
 const PREFIX = /^[A-Za-z][A-Za-z0-9_]{0,31}$/;
 
+/**
+ * The layout of the ledger's tables, kept in their meta table: a store refuses tables of a layout
+ * it does not know (written by a newer version) rather than misread them.
+ */
+const SCHEMA = 1;
+
 type Row = Record<string, SqlValue>;
 
 /** A run's row. */
@@ -292,6 +298,15 @@ export class DurableObjectStore implements Store {
       WITHOUT ROWID`,
     ];
     for (const statement of statements) this.#sql.exec(statement);
+    this.#exec(`INSERT OR IGNORE INTO ${meta} (key, value) VALUES ('schema', ?)`, SCHEMA);
+    const schema = this.#one<{ value: number }>(
+      `SELECT value FROM ${meta} WHERE key = 'schema'`,
+    )!.value;
+    if (schema !== SCHEMA) {
+      throw new Error(
+        `DurableObjectStore cannot read the tables ${prefix}*: their layout is ${schema}, this version reads ${SCHEMA}`,
+      );
+    }
   }
 
   /** {@inheritDoc Store.startRun} */

@@ -300,6 +300,24 @@ export class TestObject extends DurableObject {
     };
   }
 
+  /** Tables of a layout this version does not know: the store refuses them, writing nothing. */
+  schema(): unknown {
+    const prefix = `schema${crypto.randomUUID().slice(0, 8)}_`;
+    new DurableObjectStore(this.#ctx, { prefix });
+    const sql = this.#ctx.storage.sql;
+    sql.exec(`UPDATE ${prefix}meta SET value = 2 WHERE key = 'schema'`);
+    let refused = "";
+    try {
+      new DurableObjectStore(this.#ctx, { prefix });
+    } catch (error) {
+      refused = (error as Error).message.replace(prefix, "<prefix>");
+    }
+    const [row] = sql.exec<{ value: number }>(
+      `SELECT value FROM ${prefix}meta WHERE key = 'schema'`,
+    ).toArray();
+    return { refused, schema: row!.value };
+  }
+
   /** The object's alarm: the store's sweep (setAlarm needs the handler). */
   async alarm(): Promise<void> {
     await this.#concurrencyStore().sweep();
@@ -545,6 +563,10 @@ async function route(request: Request, env: Env): Promise<unknown> {
     case "/scheduling": {
       const object = env.TEST.get(env.TEST.idFromName("scheduling")) as TestObject;
       return object.scheduling();
+    }
+    case "/schema": {
+      const object = env.TEST.get(env.TEST.idFromName("schema")) as TestObject;
+      return object.schema();
     }
     case "/concurrency/namespace":
       return concurrency(boundaryStore(env.LEDGER));
