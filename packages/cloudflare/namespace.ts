@@ -161,7 +161,8 @@ export interface LedgerNamespace {
  * docs/cloudflare.md for why there is no directory object).
  *
  * A request is copied once (its own properties, each read once) before it is routed and sent,
- * so the run it is routed by is the run it names.
+ * so the run it is routed by is the run it names; a request that cannot be copied or sent (a
+ * getter that throws, a value Workers RPC cannot carry) is a rejection, as every store's is.
  *
  * @param namespace The binding of the class {@linkcode ledgerObject} made.
  * @returns The store, for `new ToolBoundary({ store })`.
@@ -180,41 +181,46 @@ export interface LedgerNamespace {
  * assert.equal(await store.getRun("run-1"), null);
  * assert.deepEqual(asked, ["id:run-1 run-1"]);
  * assert.equal("listRuns" in store, false);
+ * // A request that cannot be read is a rejection, never a throw.
+ * const hostile = { get runId(): string { throw new Error("no"); } };
+ * await assert.rejects(store.endRun(hostile as never), /no/);
  * ```
  */
 export function boundaryStore(namespace: LedgerNamespace): Store {
   const objectOf = (runId: unknown): LedgerMethods =>
     namespace.get(namespace.idFromName(typeof runId === "string" ? runId : "")) as LedgerMethods;
-  const copy = <T>(request: T): T => ({ ...request });
+  /** Copies a request once and sends it to its run's object; a throw is a rejection. */
+  const send = <T extends { runId: string }, R>(
+    request: T,
+    call: (object: LedgerMethods, sent: T) => Promise<R>,
+  ): Promise<R> => {
+    try {
+      const sent = { ...request };
+      return Promise.resolve(call(objectOf(sent.runId), sent));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
+  /** Sends a read by run ID to its run's object; a throw is a rejection. */
+  const read = <R>(runId: string, call: (object: LedgerMethods) => Promise<R>): Promise<R> => {
+    try {
+      return Promise.resolve(call(objectOf(runId)));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  };
   return {
-    startRun: (request) => {
-      const sent = copy(request);
-      return objectOf(sent.runId).startRun(sent);
-    },
-    getRun: (runId) => objectOf(runId).getRun(runId),
-    begin: (request) => {
-      const sent = copy(request);
-      return objectOf(sent.runId).begin(sent);
-    },
-    complete: (request) => {
-      const sent = copy(request);
-      return objectOf(sent.runId).complete(sent);
-    },
-    get: (runId, toolCallId) => objectOf(runId).get(runId, toolCallId),
-    endRun: (request) => {
-      const sent = copy(request);
-      return objectOf(sent.runId).endRun(sent);
-    },
-    readFacts: (request) => {
-      const sent = copy(request);
-      return objectOf(sent.runId).readFacts(sent);
-    },
-    lookupCall: (runId, toolCallId) => objectOf(runId).lookupCall(runId, toolCallId),
-    listCalls: (runId) => objectOf(runId).listCalls(runId),
-    sealRun: (request) => {
-      const sent = copy(request);
-      return objectOf(sent.runId).sealRun(sent);
-    },
-    exportRun: (runId) => objectOf(runId).exportRun(runId),
+    startRun: (request) => send(request, (object, sent) => object.startRun(sent)),
+    getRun: (runId) => read(runId, (object) => object.getRun(runId)),
+    begin: (request) => send(request, (object, sent) => object.begin(sent)),
+    complete: (request) => send(request, (object, sent) => object.complete(sent)),
+    get: (runId, toolCallId) => read(runId, (object) => object.get(runId, toolCallId)),
+    endRun: (request) => send(request, (object, sent) => object.endRun(sent)),
+    readFacts: (request) => send(request, (object, sent) => object.readFacts(sent)),
+    lookupCall: (runId, toolCallId) =>
+      read(runId, (object) => object.lookupCall(runId, toolCallId)),
+    listCalls: (runId) => read(runId, (object) => object.listCalls(runId)),
+    sealRun: (request) => send(request, (object, sent) => object.sealRun(sent)),
+    exportRun: (runId) => read(runId, (object) => object.exportRun(runId)),
   };
 }
