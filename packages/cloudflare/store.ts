@@ -169,7 +169,9 @@ interface CallRow extends Row {
  * `listCalls`, `sealRun`, `exportRun`).
  *
  * TTLs are set once, by `expiresAt`: a read never refreshes one, and nothing is served past its
- * expiry (each read compares with the store's clock). Expired rows are deleted by
+ * expiry (each read compares with the store's clock). A record's `expiresAt` is its `createdAt`
+ * (the caller's `now`) plus its TTL, as `UpstashStore` writes it; a run's is the store's clock at
+ * `startRun` plus the run's TTL. Expired rows are deleted by
  * {@linkcode DurableObjectStore.sweep}, which the object's alarm calls; the store keeps the
  * alarm at the next expiry (see `scheduleSweep`).
  *
@@ -380,7 +382,9 @@ export class DurableObjectStore implements Store {
       const toolUsed = ownBudget(used, request.toolName) ?? 0;
       if (toolLimit !== undefined && toolUsed >= toolLimit) return refusal("TOOL_BUDGET_EXHAUSTED");
       if (run.used_calls >= run.budget_calls) return refusal("RUN_BUDGET_EXHAUSTED");
-      const record = projectingRecord(request, now + request.ttlMs);
+      // The record's own times agree (expiresAt = createdAt + TTL, both on the caller's clock, as
+      // UpstashStore writes them); this store's clock decides when that time has come.
+      const record = projectingRecord(request, request.now + request.ttlMs);
       setOwnBudget(used, request.toolName, toolUsed + 1);
       const usedPerTool = JSON.stringify(used);
       checkRowBytes("run", run.budget_per_tool, usedPerTool, run.seal_json ?? "");
