@@ -1,5 +1,5 @@
 /**
- * The ledger inside Cloudflare against Upstash (figure 11): per-call time of `invoke` with
+ * The ledger inside Cloudflare against Upstash (figure 12): per-call time of `invoke` with
  * `DurableObjectStore` inside the Durable Object that runs the calls (as in an `Agent`), with
  * `boundaryStore` over the namespace (a Worker calling the run's object by RPC), and with a
  * `MemoryStore` in the same object (the floor: no storage at all); against `UpstashStore`

@@ -3,11 +3,27 @@
  * clone has them) with an empty Deno cache, the npm packages and megabytes it fetches and the
  * seconds until the dev server's first answer. The Deno binary itself is the one running this.
  *
+ * With `BENCH_TASK=dev:gateway`, a first `task dev:gateway` instead, with MCP_UPSTREAMS naming
+ * one stdio upstream (the MCP memory server from npm, installed by the tests' support first).
+ *
  * Run: `deno task bench:cold-dev` (it needs the npm registry).
  *
  * @module
  */
 import { freePort } from "../tests/runtime/process.ts";
+import { serverScript } from "../tests/support/mcp_upstreams.ts";
+
+const task = Deno.env.get("BENCH_TASK") ?? "dev";
+if (task !== "dev" && task !== "dev:gateway") throw new Error(`BENCH_TASK: no task ${task}`);
+const memory = await Deno.makeTempDir({ prefix: "tb-cold-memory-" });
+const upstreams = task === "dev" ? {} : {
+  MCP_UPSTREAMS: JSON.stringify([{
+    command: "node",
+    args: [await serverScript("server-memory")],
+    env: { MEMORY_FILE_PATH: `${memory}/memory.jsonl` },
+    trusted: true,
+  }]),
+};
 
 const root = new URL("../", import.meta.url).pathname;
 const copy = await Deno.makeTempDir({ prefix: "tb-cold-" });
@@ -38,9 +54,9 @@ try {
   const port = freePort();
   const started = performance.now();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["task", "dev"],
+    args: ["task", task],
     cwd: copy,
-    env: { DENO_DIR: cache, PORT: String(port), NO_COLOR: "1" },
+    env: { DENO_DIR: cache, PORT: String(port), NO_COLOR: "1", ...upstreams },
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -70,7 +86,7 @@ try {
       : [entry.name]
   );
   const tarballs = output.join("").match(/Download \S+\.tgz/g)?.length ?? 0;
-  console.log(`cold task dev: first answer after ${answeredAfter.toFixed(1)} s`);
+  console.log(`cold task ${task}: first answer after ${answeredAfter.toFixed(1)} s`);
   console.log(
     `npm: ${tarballs} tarballs, ${packages.length} packages, ` +
       `${((await sizeOf(`${cache}/npm`)) / 2 ** 20).toFixed(1)} MiB in the cache`,
@@ -79,4 +95,5 @@ try {
 } finally {
   await Deno.remove(copy, { recursive: true });
   await Deno.remove(cache, { recursive: true });
+  await Deno.remove(memory, { recursive: true });
 }

@@ -9,6 +9,10 @@
  * checkout's `src/` (its own `ToolBoundary` and `MemoryStore`), interleaved with the other two:
  * before and after, side by side.
  *
+ * With `BENCH_PLAIN=1`, one more row per speed trick of `src/` runs the same invokes on a copy of
+ * `src/` where that trick alone is replaced by its plain twin (see `_plain_twins.ts`), beside a row
+ * on an unchanged copy: what each trick buys on an invoke is that row over the unchanged copy's.
+ *
  * Run: `deno task bench:memory` (`BENCH_ROUNDS=<batches per row>`, default 1500, after 100
  * warm-up batches: about 6 s). With 300 batches the median moved by up to 0.4x between runs on
  * the shared machine; with 1500 it stays within a few hundredths.
@@ -17,6 +21,7 @@
  */
 import * as current from "../src/mod.ts";
 import { MemoryStore } from "../src/stores/memory.ts";
+import { plainTrees } from "./_plain_twins.ts";
 import {
   directCalls,
   FIGURE3_INPUT,
@@ -97,19 +102,38 @@ async function treeRow(name: string, tree: Tree): Promise<Row> {
   };
 }
 
+/** The invoke row of a tree loaded from a `src/` folder elsewhere. */
+async function treeAt(name: string, src: URL): Promise<Row> {
+  const mod = await import(new URL("mod.ts", src).href);
+  const memory = await import(new URL("stores/memory.ts", src).href);
+  return await treeRow(name, {
+    defineTool: mod.defineTool,
+    ToolBoundary: mod.ToolBoundary,
+    MemoryStore: memory.MemoryStore,
+  });
+}
+
 rows.push(await treeRow("ToolBoundary.invoke on MemoryStore", { ...current, MemoryStore }));
 const before = Deno.env.get("BENCH_BEFORE");
 if (before !== undefined) {
   const base = new URL(`file://${before.replace(/\/?$/, "/")}`);
-  const mod = await import(new URL("src/mod.ts", base).href);
-  const memory = await import(new URL("src/stores/memory.ts", base).href);
   rows.push(
-    await treeRow(`ToolBoundary.invoke on MemoryStore, before (${before})`, {
-      defineTool: mod.defineTool,
-      ToolBoundary: mod.ToolBoundary,
-      MemoryStore: memory.MemoryStore,
-    }),
+    await treeAt(`ToolBoundary.invoke on MemoryStore, before (${before})`, new URL("src/", base)),
   );
+}
+const plainFrom = rows.length;
+if (Deno.env.get("BENCH_PLAIN") === "1") {
+  const { trees, remove } = await plainTrees();
+  try {
+    // Loaded in a random order, listed in their own: which tree loads first is no figure.
+    const loaded = new Map<string, Row>();
+    for (const tree of [...trees].sort(() => Math.random() - 0.5)) {
+      loaded.set(tree.name, await treeAt(`copy of src/: ${tree.name}`, tree.src));
+    }
+    for (const tree of trees) rows.push(loaded.get(tree.name)!);
+  } finally {
+    await remove(); // every module is loaded by now
+  }
 }
 
 for (let round = 0; round < WARMUP + ROUNDS; round++) {
@@ -144,7 +168,22 @@ const invoke = median(rows[1]!.means);
 console.log(
   `\ninvoke / direct = ${(invoke / direct).toFixed(2)}x (figure 3 target <= 3.5x at 1 KiB)`,
 );
-if (rows.length > 2) {
+if (before !== undefined) {
   console.log(`after / before = ${(invoke / median(rows[2]!.means)).toFixed(3)}`);
+}
+if (rows.length > plainFrom) {
+  const asIs = median(rows[plainFrom]!.means);
+  console.log("\nWhat each trick buys on an invoke: the plain copy over the unchanged copy.\n");
+  printTable(
+    ["trick -> plain twin", "plain / as is", "trick saves, of the plain invoke"],
+    rows.slice(plainFrom + 1).map((row) => {
+      const plain = median(row.means);
+      return [
+        row.name.replace("copy of src/: ", ""),
+        `${(plain / asIs).toFixed(3)}x`,
+        `${((1 - asIs / plain) * 100).toFixed(1)}%`,
+      ];
+    }),
+  );
 }
 if (sink === -1) console.log(sink);

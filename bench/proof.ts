@@ -3,7 +3,9 @@
  * against the same boundary without one, interleaved; the difference is hashing the record and
  * one Ed25519 signature. B. UpstashStore through the REST endpoint with every answer delayed by
  * 5 ms (a simulated round trip): invoke p50 with and without a key, REST requests per invoke
- * and per endRun.
+ * and per endRun. C. endRun with an RFC 3161 timestamp from a real TSA on loopback (`openssl ts`
+ * behind tests/support/tsa.ts): TSA requests per call and per seal, and endRun's p50 with and
+ * without the timestamp.
  *
  * `deno task bench:proof` (BENCH_N=<calls per row>; BENCH_SMOKE=1 for a quick pass).
  *
@@ -13,6 +15,8 @@ import { defineTool, generateLedgerKeys, type Store, ToolBoundary } from "../src
 import { MemoryStore } from "../src/stores/memory.ts";
 import { UpstashStore } from "../src/stores/upstash/mod.ts";
 import { startUpstashFixture } from "../tests/support/upstash_fixture.ts";
+import { rfc3161 } from "../src/timestamp/mod.ts";
+import { startTsa } from "../tests/support/tsa.ts";
 
 const SMOKE = Deno.env.get("BENCH_SMOKE") === "1";
 const N = SMOKE ? 20 : Number(Deno.env.get("BENCH_N") ?? 2000);
@@ -173,4 +177,58 @@ try {
   }
 } finally {
   await fixture.stop();
+}
+
+// C. The timestamp: one TSA request per seal, none per call.
+const tsa = await startTsa("bench");
+try {
+  const SEALS = SMOKE ? 3 : 20;
+  const CALLS_PER_RUN = 10;
+  const ends = async (timestamp: boolean) => {
+    const boundary = new ToolBoundary({
+      store: new MemoryStore(),
+      tools: [tool],
+      ledgerKey: keys.privateKey,
+      ...(timestamp ? { timestamp: rfc3161(tsa.url) } : {}),
+    });
+    const samples: number[] = [];
+    let perCall = 0, perSeal = 0;
+    for (let s = 0; s < SEALS; s++) {
+      const run = await boundary.startRun();
+      const before = tsa.requests;
+      for (let i = 0; i < CALLS_PER_RUN; i++) {
+        await boundary.invoke(run, {
+          toolCallId: `c${i}`,
+          runId: run.runId,
+          toolName: tool.name,
+          input: {},
+        });
+      }
+      perCall += tsa.requests - before;
+      const started = performance.now();
+      await boundary.endRun(run);
+      samples.push(performance.now() - started);
+      perSeal += tsa.requests - before;
+      await boundary.endRun(run); // a later end reads the seal: no request
+    }
+    return { samples, perCall: perCall / (SEALS * CALLS_PER_RUN), perSeal: perSeal / SEALS };
+  };
+  const plain = await ends(false);
+  const stamped = await ends(true);
+  console.log(
+    `\nC. endRun with a TSA on loopback (openssl ts), ${SEALS} seals of ${CALLS_PER_RUN} calls\n`,
+  );
+  console.log("| row | endRun p50 ms | TSA requests per call | TSA requests per seal |");
+  console.log("| --- | --- | --- | --- |");
+  console.log(`| ledgerKey | ${p(plain.samples, 50).toFixed(2)} | 0 | 0 |`);
+  console.log(
+    `| ledgerKey + timestamp | ${
+      p(stamped.samples, 50).toFixed(2)
+    } | ${stamped.perCall} | ${stamped.perSeal} |`,
+  );
+  if (stamped.perCall !== 0 || stamped.perSeal !== 1) {
+    throw new Error("the TSA must be asked once per seal and never per call");
+  }
+} finally {
+  await tsa.stop();
 }

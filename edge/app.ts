@@ -12,6 +12,14 @@
  *   offline, and `GET /v1/ledger-key` serves the public key (see docs/proof.md).
  * - `INSPECTOR`: `on` serves the run inspector at `/inspect` (off otherwise; `deno task dev` turns
  *   it on). The page holds no data: it reads runs with the harness token typed into it.
+ * - `MCP_ALLOWED_ORIGINS`: optional, the origins (comma-separated, e.g.
+ *   `https://app.example.com,http://localhost:5173`) whose browser pages may use the MCP route;
+ *   a request with any other `Origin` is refused with 403 (`createApp({ allowedOrigins })`).
+ *
+ * Every variable is read and checked here, for every runtime: a mistake is a
+ * {@linkcode StartupError}, one line that names the variable and its rule, which the process
+ * entries print before they exit with status 2 (`edge/startup.ts`) and the Workers entries log
+ * before they answer 500.
  *
  * @module
  */
@@ -26,6 +34,7 @@ import { type AppEnv, createApp } from "@tool-boundary/core/hono";
 import { runInspector } from "@tool-boundary/core/inspector";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { type UpstashRedisClient, UpstashStore } from "@tool-boundary/core/upstash";
+import { BoundaryError } from "@tool-boundary/core";
 import { TOOLS } from "./tools.ts";
 
 /** The variables an entry point reads. */
@@ -48,10 +57,31 @@ export interface EdgeConfig {
   LEDGER_KEY?: string | undefined;
   /** The gateway's upstream MCP servers, a JSON array (`upstreamsOf` of `@tool-boundary/mcp/gateway`). */
   MCP_UPSTREAMS?: string | undefined;
+  /** Origins, comma-separated, whose browser pages may use the MCP route. @default none */
+  MCP_ALLOWED_ORIGINS?: string | undefined;
 }
 
 /** How an entry point makes its runtime's `@upstash/redis` client from the credentials. */
 export type RedisFactory = (url: string, token: string) => UpstashRedisClient;
+
+/**
+ * A mistake in the configuration: its message is one line, `Refusing to start: <VARIABLE> <rule>`,
+ * and never holds a value.
+ */
+export class StartupError extends Error {
+  /** The variable at fault, e.g. `AGENT_TOKEN` (two joined by "and" when the pair is). */
+  readonly variable: string;
+
+  /**
+   * @param variable The variable at fault.
+   * @param rule What it must be, or what went wrong with it.
+   */
+  constructor(variable: string, rule: string) {
+    super(`Refusing to start: ${variable} ${rule}`);
+    this.name = "StartupError";
+    this.variable = variable;
+  }
+}
 
 /**
  * What every entry point gives its `@upstash/redis` client besides the credentials.
@@ -61,9 +91,19 @@ export type RedisFactory = (url: string, token: string) => UpstashRedisClient;
  * and pay-as-you-go plans) Upstash refuses the whole request, so every call in it fails, also
  * those that would fit alone (eight concurrent 1 MiB completes and a small begin: none
  * succeed). Each store operation is one request of its own instead.
+ *
+ * One retry, 100 ms later, of a request whose fetch threw (the client never retries an HTTP
+ * answer): enough for a connection that was closed under it, while an endpoint that cannot be
+ * reached fails in about 0.1 s instead of the client's default five retries with exponential
+ * backoff (about 4.3 s of waiting per request). Every script is idempotent for its own retry
+ * (docs/upstash.md, "The client: one retry").
  */
-export const REDIS_CLIENT_OPTIONS: { readonly enableAutoPipelining: false } = Object.freeze({
+export const REDIS_CLIENT_OPTIONS: {
+  readonly enableAutoPipelining: false;
+  readonly retry: { readonly retries: 1; readonly backoff: (retryCount: number) => number };
+} = Object.freeze({
   enableAutoPipelining: false,
+  retry: Object.freeze({ retries: 1 as const, backoff: () => 100 }),
 });
 
 /** The app and what it was built with. */
@@ -72,6 +112,12 @@ export interface EdgeApp {
   app: Hono<AppEnv>;
   /** Which store it uses. */
   store: "memory" | "upstash";
+  /**
+   * Reads the store once, as a process entry does before it listens.
+   * @throws {StartupError} Naming UPSTASH_REDIS_REST_URL (or UPSTASH_REDIS_REST_TOKEN, when the
+   *   endpoint refused it) when the Upstash store does not answer. The memory store always does.
+   */
+  checkStore(): Promise<void>;
 }
 
 /**
@@ -82,9 +128,11 @@ export interface EdgeApp {
  * @param tools The tools to serve. @default TOOLS from edge/tools.ts
  * @param observe Receives the boundary's events (for logs); none when omitted.
  * @returns The app and the store kind.
- * @throws {Error} When AGENT_TOKEN or HARNESS_TOKEN is missing, or only one Upstash variable is set.
- * @throws {TypeError} When a token or SERVER_SECRET is too short, or LEDGER_KEY is not the JSON
- *   text of an Ed25519 private JWK.
+ * @throws {StartupError} When a variable is missing or breaks its rule: AGENT_TOKEN or
+ *   HARNESS_TOKEN missing, not a bearer token of at least 16 characters, or the same; only one
+ *   Upstash variable set; UPSTASH_PREFIX, SERVER_SECRET (at least 32 characters), LEDGER_KEY (the
+ *   JSON text of an Ed25519 private JWK) or MCP_ALLOWED_ORIGINS not as they must be; or two
+ *   upstreams of MCP_UPSTREAMS that serve a tool of the same name.
  */
 export function buildEdgeApp(
   config: EdgeConfig,
@@ -95,39 +143,100 @@ export function buildEdgeApp(
   const agentToken = config.AGENT_TOKEN?.trim();
   const harnessToken = config.HARNESS_TOKEN?.trim();
   if (!agentToken || !harnessToken) {
-    throw new Error("Refusing to start: AGENT_TOKEN and HARNESS_TOKEN must both be set");
+    throw new StartupError("AGENT_TOKEN and HARNESS_TOKEN", "must both be set");
   }
   const url = config.UPSTASH_REDIS_REST_URL?.trim();
   const token = config.UPSTASH_REDIS_REST_TOKEN?.trim();
   if (Boolean(url) !== Boolean(token)) {
-    throw new Error(
-      "Refusing to start: set both UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN, or neither",
+    throw new StartupError(
+      "UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN",
+      "must both be set, or neither",
+    );
+  }
+  if (url && !/^https?:\/\/[^/]/i.test(url)) {
+    throw new StartupError(
+      "UPSTASH_REDIS_REST_URL",
+      "must be the database's REST URL, https://<name>.upstash.io",
     );
   }
   const secret = config.SERVER_SECRET?.trim();
   const prefix = config.UPSTASH_PREFIX?.trim();
-  const store: Store = url && token
-    ? new UpstashStore({ redis: redis(url, token), ...(prefix ? { prefix } : {}) })
-    : new MemoryStore();
   const ledgerKey = ledgerKeyOf(config.LEDGER_KEY);
-  const boundary = new ToolBoundary({
-    store,
-    tools,
-    ...(observe ? { observe } : {}),
-    ...(ledgerKey ? { ledgerKey } : {}),
-  });
-  return {
-    app: createApp({
+  const allowedOrigins = listOf(config.MCP_ALLOWED_ORIGINS);
+  const upstash = url && token
+    ? translated(() =>
+      new UpstashStore({ redis: redis(url, token), ...(prefix ? { prefix } : {}) })
+    )
+    : null;
+  const store: Store = upstash ?? new MemoryStore();
+  const boundary = translated(() =>
+    new ToolBoundary({
+      store,
+      tools,
+      ...(observe ? { observe } : {}),
+      ...(ledgerKey ? { ledgerKey } : {}),
+    })
+  );
+  const app = translated(() =>
+    createApp({
       boundary,
       agentToken,
       harnessToken,
       ...(config.INSPECTOR?.trim().toLowerCase() === "on" ? { inspector: runInspector() } : {}),
       ...(secret ? { secret } : {}),
-      // Internal detail goes to the server log only, never into a response.
-      onError: (error, requestId) => console.error(`request ${requestId} failed:`, error),
-    }),
-    store: url && token ? "upstash" : "memory",
+      ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
+      // Internal detail goes to the server log only, never into a response: one line, which
+      // names the error and its causes and holds no URL.
+      onError: (error, requestId) =>
+        console.error(`request ${requestId} failed: ${describeError(error)}`),
+    })
+  );
+  return {
+    app,
+    store: upstash === null ? "memory" : "upstash",
+    checkStore: () => upstash === null ? Promise.resolve() : checkUpstash(upstash),
   };
+}
+
+/** Each variable whose rule `createApp`, `ToolBoundary` or `UpstashStore` keeps. */
+const RULES: readonly [RegExp, string][] = [
+  [/^Cannot create app: options\.agentToken (.+)$/, "AGENT_TOKEN"],
+  [/^Cannot create app: options\.harnessToken (.+)$/, "HARNESS_TOKEN"],
+  [/^Cannot create app: options\.secret (.+)$/, "SERVER_SECRET"],
+  [/^Cannot create app: options\.allowedOrigins (.+)$/, "MCP_ALLOWED_ORIGINS"],
+  [
+    /^Cannot create app: the agent and harness tokens (must differ)$/,
+    "AGENT_TOKEN and HARNESS_TOKEN",
+  ],
+  [/^Cannot create UpstashStore: prefix (.+)$/, "UPSTASH_PREFIX"],
+  [/^Invalid ledgerKey: (.+)$/, "LEDGER_KEY"],
+  [/^Cannot create ToolBoundary: (duplicate tool name .+)$/, "MCP_UPSTREAMS"],
+];
+
+/**
+ * Runs a constructor of the core and turns the TypeError it throws for an option into the
+ * StartupError of the variable that option came from: the rule stays where it is kept.
+ */
+function translated<T>(make: () => T): T {
+  try {
+    return make();
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    for (const [pattern, variable] of RULES) {
+      const match = pattern.exec(error.message);
+      if (match === null) continue;
+      const rule = match[1]!;
+      if (variable === "LEDGER_KEY") throw new StartupError(variable, `is not valid: ${rule}`);
+      if (variable === "MCP_UPSTREAMS") {
+        throw new StartupError(
+          variable,
+          `has two upstreams with a tool of one name (${rule}): give one a prefix`,
+        );
+      }
+      throw new StartupError(variable, rule);
+    }
+    throw error;
+  }
 }
 
 /** LEDGER_KEY's JWK; `undefined` when unset. The value never reaches an error message. */
@@ -136,6 +245,88 @@ function ledgerKeyOf(text: string | undefined): JsonWebKey | undefined {
   try {
     return JSON.parse(text);
   } catch {
-    throw new TypeError("Refusing to start: LEDGER_KEY must be a private JWK as JSON text");
+    throw new StartupError("LEDGER_KEY", "must be a private JWK as JSON text (generateLedgerKeys)");
   }
+}
+
+/** A comma-separated list; empty when unset. */
+function listOf(text: string | undefined): string[] {
+  return (text ?? "").split(",").map((item) => item.trim()).filter((item) => item !== "");
+}
+
+/** A run ID no run has: reading it costs one round trip and proves the URL, token and scripts. */
+const PROBE_RUN_ID = "tool-boundary-startup-check";
+
+async function checkUpstash(store: UpstashStore): Promise<void> {
+  try {
+    await store.getRun(PROBE_RUN_ID);
+  } catch (error) {
+    const cause = error instanceof BoundaryError ? error.cause : error;
+    const refused = cause instanceof Error &&
+      /unauthori[sz]ed|WRONGPASS|NOAUTH/i.test(cause.message);
+    if (refused) {
+      throw new StartupError(
+        "UPSTASH_REDIS_REST_TOKEN",
+        `was refused by the REST endpoint (${describeError(cause)})`,
+      );
+    }
+    throw new StartupError(
+      "UPSTASH_REDIS_REST_URL",
+      `did not answer as an Upstash REST endpoint (${describeError(cause)})`,
+    );
+  }
+}
+
+/** At most this many errors of a cause chain, and characters of each message, in a log line. */
+const MAX_CAUSES = 5;
+const MAX_MESSAGE = 200;
+// A URL runs to the next space: a ")" or ":" in it may be part of its query.
+const URL_PATTERN = /\b[a-z][a-z0-9+.-]*:\/\/\S*/gi;
+
+/**
+ * A URL as its origin: its path, query and credentials may hold keys. The punctuation it ends
+ * with (the sentence's, as in `(url):`) is kept after the origin.
+ */
+function originOnly(url: string): string {
+  const [, body = url, tail = ""] = /^(.*?)([).,:;]*)$/.exec(url) ?? [];
+  try {
+    const { origin } = new URL(body);
+    return origin === "null" ? "<url>" : `${origin}${tail}`;
+  } catch {
+    return "<url>";
+  }
+}
+
+/**
+ * An error and its causes on one line, `Name: message <- Name: message`, for logs: the first
+ * line of each message, each URL cut to its origin (a fetch error's cause names the whole URL,
+ * query string included), each message cut at 200 characters, and a cause that only repeats the
+ * end of the message before it left out.
+ *
+ * @param error Anything thrown.
+ * @returns One line.
+ */
+export function describeError(error: unknown): string {
+  const parts: string[] = [];
+  let previous = "";
+  let current: unknown = error;
+  for (let depth = 0; depth < MAX_CAUSES && current !== undefined && current !== null; depth++) {
+    if (!(current instanceof Error)) {
+      parts.push(`(a thrown ${typeof current})`);
+      break;
+    }
+    const name = /^[A-Za-z0-9_.$-]{1,64}$/.test(current.name) ? current.name : "Error";
+    let text = String(current.message).split("\n")[0]!.replace(URL_PATTERN, originOnly).trim();
+    if (text.length > MAX_MESSAGE) text = `${text.slice(0, MAX_MESSAGE)}…`;
+    const code = (current as { code?: unknown }).code;
+    const tag = typeof code === "string" && /^[A-Z0-9_]{1,64}$/.test(code) && !text.includes(code)
+      ? ` [${code}]`
+      : "";
+    if (depth === 0 || !previous.endsWith(text) || tag !== "") {
+      parts.push(`${name}: ${text}${tag}`);
+    }
+    previous = text;
+    current = current.cause;
+  }
+  return parts.join(" <- ");
 }

@@ -3,17 +3,24 @@
  *
  * Refuses to start without AGENT_TOKEN and HARNESS_TOKEN. SERVER_SECRET (at least 32 characters)
  * enables run tokens and the MCP route. Uses the Upstash store when
- * UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set, else the in-memory store.
+ * UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN are set, else the in-memory store, and reads
+ * it once before serving. A mistake in the configuration is one line on stderr naming the variable,
+ * and exit status 2 (`deno serve` chooses the port itself: a busy one is its own error).
  *
  * @module
  */
 import { Redis } from "@upstash/redis";
 import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import { startOrExit } from "./startup.ts";
 
-const { app, store } = buildEdgeApp(
-  Deno.env.toObject(),
-  (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
-);
+const { app, store } = await startOrExit(async () => {
+  const built = buildEdgeApp(
+    Deno.env.toObject(),
+    (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
+  );
+  await built.checkStore();
+  return built;
+}, Deno.exit);
 console.log(`tool-boundary: ${store} store`);
 
 /** The `deno serve` handler. */

@@ -5,14 +5,16 @@
  * Serves the tools of the upstream MCP servers in `MCP_UPSTREAMS` (see packages/mcp/gateway.ts)
  * instead of the demo tools, with everything else as in edge/bun.ts (PORT, HOST, the Upstash
  * variables). It connects to every upstream before it serves, and refuses to start when one cannot
- * be reached. Upstreams with a `command` run as Bun's child processes over stdio (the bundle keeps
- * `node:` imports as imports, and Bun has `node:child_process`); one that ends is started again by
- * the next call to it, and SIGTERM or SIGINT stops them before the gateway exits.
+ * be reached: like any mistake in the configuration, that is one line on stderr naming the
+ * variable, and exit status 2. Upstreams with a `command` run as Bun's child processes over stdio
+ * (the bundle keeps `node:` imports as imports, and Bun has `node:child_process`); one that ends is
+ * started again by the next call to it, and SIGTERM or SIGINT stops them before the gateway exits.
  *
  * @module
  */
 import { Redis } from "@upstash/redis";
-import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import { buildEdgeApp, REDIS_CLIENT_OPTIONS, StartupError } from "./app.ts";
+import { listenError, portOf, startOrExit, upstreamsError } from "./startup.ts";
 import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
 import { stdioTransport } from "@tool-boundary/mcp/stdio";
 
@@ -21,21 +23,53 @@ declare const process: {
   once(signal: "SIGTERM" | "SIGINT", listener: () => void): void;
   exit(code: number): never;
 };
+/** What this entry uses of Bun's global. */
+declare const Bun: {
+  serve(options: {
+    port: number;
+    hostname: string;
+    fetch: (request: Request) => Response | Promise<Response>;
+  }): { port: number };
+};
 
-const upstreams = upstreamsOf(process.env.MCP_UPSTREAMS);
-if (upstreams.length === 0) {
-  throw new Error("Refusing to start: MCP_UPSTREAMS names no upstream MCP server");
-}
-const gateway = await connectGateway(upstreams, { stdio: stdioTransport });
-const { app, store } = buildEdgeApp(
-  process.env,
-  (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
-  gateway.tools,
-);
-const port = Number(process.env.PORT ?? 3000);
 const hostname = process.env.HOST ?? "0.0.0.0";
-console.log(`tool-boundary MCP gateway: ${store} store, listening on http://${hostname}:${port}
-  ${gateway.summary.join("\n  ")}`);
+const { app, store, gateway, port } = await startOrExit(async () => {
+  const port = portOf(process.env.PORT, 3000);
+  let gateway;
+  try {
+    const upstreams = upstreamsOf(process.env.MCP_UPSTREAMS);
+    if (upstreams.length === 0) {
+      throw new StartupError("MCP_UPSTREAMS", "names no upstream MCP server");
+    }
+    gateway = await connectGateway(upstreams, { stdio: stdioTransport });
+  } catch (error) {
+    throw upstreamsError(error);
+  }
+  try {
+    const built = buildEdgeApp(
+      process.env,
+      (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
+      gateway.tools,
+    );
+    await built.checkStore();
+    return { ...built, gateway, port };
+  } catch (error) {
+    await gateway.close();
+    throw error;
+  }
+}, process.exit);
+const server = await startOrExit(async () => {
+  try {
+    return Bun.serve({ port, hostname, fetch: (request) => app.fetch(request) });
+  } catch (error) {
+    await gateway.close();
+    throw listenError(error, hostname, port);
+  }
+}, process.exit);
+console.log(
+  `tool-boundary MCP gateway: ${store} store, listening on http://${hostname}:${server.port}
+  ${gateway.summary.join("\n  ")}`,
+);
 
 // Stop the upstream processes before exiting (a signal's default would leave that to them).
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
@@ -44,6 +78,3 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     process.exit(0);
   });
 }
-
-/** Bun serves a default export that has `fetch`. */
-export default { port, hostname, fetch: app.fetch };

@@ -33,7 +33,13 @@
  * @module
  */
 import { Redis } from "@upstash/redis/cloudflare";
-import { buildEdgeApp, type EdgeApp, type EdgeConfig, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import {
+  buildEdgeApp,
+  type EdgeApp,
+  type EdgeConfig,
+  REDIS_CLIENT_OPTIONS,
+  StartupError,
+} from "./app.ts";
 import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
 
 /** Names only what to set, never a value; the exact reason goes to the log. */
@@ -60,7 +66,7 @@ const redis = (url: string, token: string) => new Redis({ url, token, ...REDIS_C
 async function build(env: EdgeConfig): Promise<EdgeApp> {
   const upstreams = upstreamsOf(env.MCP_UPSTREAMS, { noStdio: NO_STDIO });
   if (upstreams.length === 0) {
-    throw new Error("Refusing to start: MCP_UPSTREAMS names no upstream MCP server");
+    throw new StartupError("MCP_UPSTREAMS", "names no upstream MCP server");
   }
   // The bindings' own checks, before any upstream traffic (the tools come later).
   buildEdgeApp(env, redis, []);

@@ -297,7 +297,10 @@ export function upstreamsOf(text: string | undefined, options: UpstreamsOptions 
   try {
     value = JSON.parse(text);
   } catch {
-    throw new TypeError("MCP_UPSTREAMS must be a JSON array");
+    // Not JSON at all: the parser's own message would quote the text, headers included.
+    throw new TypeError(
+      "MCP_UPSTREAMS is not valid JSON: a JSON array of upstream objects is expected",
+    );
   }
   const refuse = (path: string, message: string) =>
     new TypeError(`MCP_UPSTREAMS is not valid at ${path || "the top"}: ${message}`);
@@ -391,7 +394,7 @@ function upstreamFailure(upstream: HttpUpstream, error: unknown): Error {
     if (url !== "") text = text.replaceAll(url, label);
   }
   text = text.replace(URL_IN_TEXT, originOf);
-  return new Error(`MCP upstream ${label}: ${text}`);
+  return new Error(`${label}: ${text}`);
 }
 
 async function connect(
@@ -667,10 +670,11 @@ export interface GatewayOptions {
  * @param upstreams From {@linkcode upstreamsOf}.
  * @param options Per request or not, and how to run a `command`.
  * @returns The tools; the app fails to start (a duplicate name) when two servers share one.
- * @throws When an upstream cannot be reached or started; those already up are closed first. For
- *   a `url` upstream an `Error` naming it by its origin, its failure's messages with every URL
- *   cut to its origin, and no `cause` (a runtime's own error holds the whole URL, query string
- *   and all).
+ * @throws When an upstream cannot be reached or started, an Error whose message starts with its
+ *   origin or command (`https://mcp.example.com: ...`); those already up are closed first. For a
+ *   `url` upstream the message holds its failure's messages with every URL cut to its origin, and
+ *   there is no `cause` (a runtime's own error holds the whole URL, query string and all); for a
+ *   `command` the `cause` is the failure.
  *
  * @example
  * ```ts
@@ -693,8 +697,10 @@ export async function connectGateway(
   const closeAll = () => Promise.allSettled(open.map((connection) => connection.close()));
   const tools: GatewayTool[] = [];
   const summary: string[] = [];
+  let current: Upstream | undefined;
   try {
     for (const upstream of upstreams) {
+      current = upstream;
       let client: McpClient;
       if (isStdio(upstream)) {
         const restarting = restartingClient(upstream, stdio, log);
@@ -729,7 +735,11 @@ export async function connectGateway(
     }
   } catch (error) {
     await closeAll();
-    throw error;
+    // Name the upstream that failed (its origin or command, never its headers or query).
+    const label = current === undefined ? "" : labelOf(current);
+    const message = error instanceof Error ? error.message : String(error);
+    if (label === "" || message.startsWith(`${label}:`)) throw error;
+    throw new Error(`${label}: ${message}`, { cause: error });
   }
   return {
     tools,

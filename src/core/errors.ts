@@ -44,6 +44,7 @@ export const ERROR_CODES = [
   "TOOL_CALL_CONFLICT",
   "OUTCOME_UNKNOWN",
   "RECORD_NOT_FOUND",
+  "TIMESTAMP_UNAVAILABLE",
 ] as const;
 
 /** One of {@linkcode ERROR_CODES}. */
@@ -89,6 +90,7 @@ export const ERROR_MESSAGES: Readonly<Record<ErrorCode, string>> = Object.freeze
   TOOL_CALL_CONFLICT: "A tool call with this ID was already submitted with a different request.",
   OUTCOME_UNKNOWN: "The tool call began but its outcome was not recorded.",
   RECORD_NOT_FOUND: "No tool call with this ID was begun in this run.",
+  TIMESTAMP_UNAVAILABLE: "The time stamping authority gave no timestamp; the run was not sealed.",
 });
 
 const CODE_SET: ReadonlySet<string> = new Set(ERROR_CODES);

@@ -10,6 +10,8 @@
  *   signature names the run instance, not only its ID.
  * - A receipt's signed message: the canonical JSON of
  *   `["tool-boundary.receipt/1", runId, startedAt, calls, factsHash, keyId]`.
+ * - A receipt's timestamp (RFC 3161) stamps the SHA-256 of {@linkcode stampedText}: the
+ *   canonical JSON of the receipt without `timestamp`, its `sig` included.
  * - A key ID: by default the RFC 7638 thumbprint of the public JWK (SHA-256 of
  *   `{"crv":"Ed25519","kty":"OKP","x":"..."}`, base64url).
  *
@@ -70,6 +72,19 @@ export const BUNDLE_FORMAT: RunBundle["format"] = "tool-boundary.run/1";
 const encoder = new TextEncoder();
 const ED25519 = { name: "Ed25519" } as const;
 
+/** The longest RFC 3161 token a receipt keeps, in bytes (one with a short chain is a few KiB). */
+export const MAX_TIMESTAMP_BYTES = 64 * 1024;
+
+/**
+ * SHA-256 of the UTF-8 of a text.
+ *
+ * @param text Any string.
+ * @returns 32 bytes.
+ */
+export async function sha256Bytes(text: string): Promise<Uint8Array<ArrayBuffer>> {
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
+}
+
 /**
  * Base64url SHA-256 of the UTF-8 of a text.
  *
@@ -77,7 +92,7 @@ const ED25519 = { name: "Ed25519" } as const;
  * @returns 43 characters.
  */
 export async function sha256Base64url(text: string): Promise<string> {
-  return toBase64url(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text))));
+  return toBase64url(await sha256Bytes(text));
 }
 
 /**
@@ -115,6 +130,18 @@ export function receiptMessage(receipt: Omit<RunReceipt, "sig">): string {
     receipt.factsHash,
     receipt.keyId,
   ]);
+}
+
+/**
+ * The text a receipt's timestamp stamps (its SHA-256): the canonical JSON of the receipt as it is
+ * kept, every member but `timestamp` (so `sig` too, and any member a later format adds).
+ *
+ * @param receipt A receipt (JSON data).
+ * @throws {TypeError} When it is not JSON data.
+ */
+export function stampedText(receipt: object): string {
+  const { timestamp: _timestamp, ...rest } = receipt as { timestamp?: unknown };
+  return canonicalJson(rest as JsonValue);
 }
 
 /** Base64url without padding. */

@@ -137,6 +137,17 @@ export interface ToolBoundaryOptions {
    * `A-Z a-z 0-9 _ . : -`. @default the RFC 7638 thumbprint of the public key (base64url)
    */
   keyId?: string;
+  /**
+   * Stamps each seal in time (RFC 3161): given the SHA-256 of the signed receipt (of its
+   * canonical JSON, `sig` included, `timestamp` not), it answers the DER of a TimeStampToken of
+   * a Time Stamping Authority, e.g. `rfc3161(url)` of `@tool-boundary/core/timestamp`. Called once
+   * per seal, by the `endRun` that seals the run, never per call; the token is kept in the
+   * receipt (`receipt.timestamp`, base64url) and `verifyRun(bundle, key, { tsaCertificates })`
+   * checks it. When it rejects (or answers anything but 1 byte to 64 KiB), `endRun` fails with
+   * TIMESTAMP_UNAVAILABLE and nothing is sealed; a later `endRun` asks again. Needs `ledgerKey`.
+   * See docs/proof.md.
+   */
+  timestamp?: (digest: Uint8Array) => Promise<Uint8Array>;
 }
 
 /** Options of {@linkcode ToolBoundary.startRun}. */

@@ -45,6 +45,8 @@ export interface Setup {
   readonly ended: WeakSet<RunContext>;
   /** The ledger key, when the boundary has one. */
   readonly ledger: Ledger | undefined;
+  /** Stamps a sealed receipt's digest (RFC 3161), when the boundary has a `timestamp`. */
+  readonly timestamp: ((digest: Uint8Array) => Promise<Uint8Array>) | undefined;
 }
 
 /**
@@ -77,7 +79,8 @@ const STORE_METHODS = [
  * @returns The setup every operation reads.
  * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
  *   lone surrogate, `store` is not a store, `onDuplicate` is neither "refuse" nor "replay", or
- *   `ledgerKey` is not an Ed25519 private JWK (or `keyId` not a key ID).
+ *   `ledgerKey` is not an Ed25519 private JWK (or `keyId` not a key ID), or `timestamp` is not a
+ *   function or comes without a `ledgerKey`.
  * @throws {RangeError} When a limit is not a positive integer or a TTL is not an integer from 1
  *   to `MAX_TTL_MS`.
  */
@@ -127,6 +130,16 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
   } else if (options.keyId !== undefined) {
     throw new TypeError("Cannot create ToolBoundary: keyId needs a ledgerKey");
   }
+  const timestamp = options.timestamp;
+  if (timestamp !== undefined) {
+    if (typeof timestamp !== "function") {
+      throw new TypeError("Cannot create ToolBoundary: timestamp must be a function");
+    }
+    // Only a seal is stamped, and only a boundary with a key seals.
+    if (ledger === undefined) {
+      throw new TypeError("Cannot create ToolBoundary: timestamp needs a ledgerKey");
+    }
+  }
   if (onDuplicate !== "refuse" && onDuplicate !== "replay") {
     throw new TypeError('Cannot create ToolBoundary: onDuplicate must be "refuse" or "replay"');
   }
@@ -148,6 +161,7 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
     clock: clock === undefined ? Date.now : () => Math.floor(clock()),
     ended: new WeakSet<RunContext>(),
     ledger,
+    timestamp,
   };
 }
 

@@ -96,6 +96,10 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
 /**
  * Defines a tool. Checks the definition and returns it frozen.
  *
+ * `Input` is the output type of the `input` schema; without a schema it is {@linkcode JsonObject}.
+ * `Raw` is what `execute` returns or resolves to, its {@linkcode ToolError} left out, and is what
+ * `project` receives.
+ *
  * @param definition The tool: name, read-only flag, optional input schema, executor, projector.
  * @returns The same definition, frozen. A tool whose `execute` never returns data (it only ever
  *   fails, with `toolError` or a throw) is typed with `Raw` = `unknown`, so that it fits a
@@ -125,9 +129,15 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  * assert.ok(Object.isFrozen(searchLogs));
  * ```
  */
-export function defineTool<Input extends Record<string, unknown>, Raw>(
+export function defineTool<Input extends Record<string, unknown> = JsonObject, Raw = JsonValue>(
   definition: ToolDefinition<Input, Raw>,
-): ToolDefinition<Input, [Raw] extends [never] ? unknown : Raw> {
+): ToolDefinition<
+  Input,
+  // `unknown` for an `execute` that never returns data. TypeScript infers `ToolError` (not
+  // `never`) from one that only returns `toolError(...)`; ToolError is nominal, so no raw
+  // response type is taken for it.
+  [Raw] extends [never] ? unknown : [Raw] extends [ToolError] ? unknown : Raw
+> {
   if (!isToolName(definition?.name)) {
     throw new TypeError(
       "Cannot define tool: name must be a non-empty string of well-formed Unicode",

@@ -235,4 +235,10 @@ export interface RunReceipt {
   keyId: string;
   /** Base64url Ed25519 signature of {@linkcode receiptMessage}. */
   sig: string;
+  /**
+   * With the boundary's `timestamp` option: the RFC 3161 TimeStampToken (DER, base64url) of a
+   * Time Stamping Authority over the SHA-256 of the canonical JSON of this receipt without
+   * `timestamp` (its `sig` included). `verifyRun` checks it with `tsaCertificates`.
+   */
+  timestamp?: string;
 }

@@ -198,11 +198,19 @@ function tokenList(name: string, value: string | readonly string[] | undefined):
     throw new TypeError(`Cannot create app: options.${name} is required`);
   }
   for (const token of list) {
-    if (
-      typeof token !== "string" || token.length < MIN_TOKEN_LENGTH || !TOKEN_PATTERN.test(token)
-    ) {
+    // Each refusal names the rule the token broke, not the first rule there is.
+    if (typeof token !== "string") {
+      throw new TypeError(`Cannot create app: options.${name} must be a string`);
+    }
+    if (token.length < MIN_TOKEN_LENGTH) {
       throw new TypeError(
-        `Cannot create app: options.${name} must be a bearer token of at least ${MIN_TOKEN_LENGTH} characters`,
+        `Cannot create app: options.${name} must be at least ${MIN_TOKEN_LENGTH} characters`,
+      );
+    }
+    if (!TOKEN_PATTERN.test(token)) {
+      throw new TypeError(
+        `Cannot create app: options.${name} may hold only A-Z a-z 0-9 - . _ ~ + / ` +
+          "(and = at its end), no spaces: it goes in an Authorization: Bearer header",
       );
     }
   }

@@ -73,6 +73,7 @@ import {
   toolCallBodyLimit,
 } from "./body.ts";
 import { mcpServer } from "../mcp/server.ts";
+import { originGuard, originList, withoutChallenge } from "./mcp_guards.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
 import { RunCache } from "./run_cache.ts";
@@ -170,6 +171,15 @@ export interface CreateAppOptions {
    * @default none: `/inspect` is a 404
    */
   inspector?: InspectorApp;
+  /**
+   * The origins whose browser pages may use the MCP route `POST /v1/runs/{runId}/mcp`, e.g.
+   * `["https://app.example.com"]` (scheme, host and port). A request that carries an `Origin`
+   * not on this list is refused with 403 before its token is read, as the MCP Streamable HTTP
+   * transport asks (DNS rebinding protection); one without `Origin` (an MCP client that is not a
+   * browser page) is served. Other routes do not read `Origin`.
+   * @default [] (every request that carries an Origin is refused on the MCP route)
+   */
+  allowedOrigins?: readonly string[];
 }
 
 /**
@@ -178,7 +188,8 @@ export interface CreateAppOptions {
  * @param options The boundary, the two roles' tokens, limits and hooks.
  * @returns The app; serve `app.fetch` on any runtime.
  * @throws {TypeError} When a token is missing, shorter than 16 characters, not a valid bearer
- *   token, or used by both roles, or when `secret` is shorter than 32 characters.
+ *   token, or used by both roles, when `secret` is shorter than 32 characters, or when
+ *   `allowedOrigins` lists something that is not an http or https origin.
  *
  * @example
  * ```ts
@@ -209,6 +220,7 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
     throw new TypeError("Cannot create app: options.boundary must be a ToolBoundary");
   }
   const signer = options.secret === undefined ? null : new Signer(options.secret);
+  const mcpOrigins = originGuard(originList(options.allowedOrigins));
   const runs = new RunCache(options.runCacheSize ?? 1024);
   const guardsFor = accessGuards(
     options,
@@ -270,12 +282,14 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
     },
   }));
 
-  // Each route behind its guards, in this order: token and role, path parameters, body.
+  // Each route behind its guards, in this order: (the MCP route's Origin), token and role, path
+  // parameters, body.
   for (const route of ROUTES) {
+    const access = guardsFor(route.access);
     app.on(
       route.method.toUpperCase(),
       [route.path],
-      ...guardsFor(route.access),
+      ...(route.mcp ? [mcpOrigins, ...access.map(withoutChallenge)] : access),
       ...pathGuards(route.path),
       ...(route.body === undefined ? [] : jsonBody(route.body, bodyBytes[route.body.size])),
       (c) => route.handle(c, deps),

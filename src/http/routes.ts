@@ -20,7 +20,7 @@ import type { BoundaryResult, RunContext, ToolCallEnvelope } from "../core/types
 import type { AppEnv } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
 import { type McpServer, serveMcp } from "../mcp/server.ts";
-import { type RunVerdict, verifyRun } from "../verify/mod.ts";
+import { type RunVerdict, verifyBundle } from "../verify/verify.ts";
 import type { RunBundle } from "../core/ledger.ts";
 import { unreadableCallOf } from "../core/run/inspect.ts";
 import type { RouteDoc } from "./openapi.ts";
@@ -70,6 +70,11 @@ export interface Route extends RouteDoc {
   body?: JsonBodySpec<v.GenericSchema>;
   /** Answers a request that passed every guard. */
   handle: (c: Context<AppEnv>, deps: RouteDeps) => Reply;
+  /**
+   * An MCP endpoint: its `Origin` is checked against `allowedOrigins` before its token, and its
+   * 401 names the token it takes, with no OAuth challenge.
+   */
+  mcp?: true;
 }
 
 /** A route with a JSON body: its handler gets the body the guards admitted. */
@@ -80,11 +85,14 @@ function route<S extends v.GenericSchema>(
   },
 ): Route;
 /** A route without a body (one sent is never read). */
-function route(spec: RouteDoc & { body?: undefined; handle: Route["handle"] }): Route;
+function route(
+  spec: RouteDoc & { body?: undefined; handle: Route["handle"]; mcp?: true },
+): Route;
 function route(
   spec: Omit<RouteDoc, "body"> & {
     body?: JsonBodySpec<v.GenericSchema>;
     handle: (c: Context<AppEnv>, deps: RouteDeps, body: JsonBody<never>) => Reply;
+    mcp?: true;
   },
 ): Route {
   const { body, handle, ...doc } = spec;
@@ -392,6 +400,7 @@ export const ROUTES: readonly Route[] = [
     operationId: "mcp",
     summary: "MCP (Streamable HTTP, JSON responses) for this run's tools; see docs/mcp.md.",
     access: "agent",
+    mcp: true,
     // The route reads its own JSON-RPC body (a batch is an array), within the tool-call limit.
     responses: {},
     handle: (c, { boundary, runs, mcp }) =>
@@ -457,7 +466,7 @@ export const ROUTES: readonly Route[] = [
         ? null
         : bundle === null
         ? { ok: false, toolCallId: unreadable, reason: "ALTERED" }
-        : await verifyRun(bundle, key.publicKey, { keyId: key.keyId });
+        : await verifyBundle(bundle, key.publicKey, { keyId: key.keyId });
       return c.json({ verdict } satisfies Verdict, 200);
     },
   }),

@@ -20,7 +20,7 @@ import {
 import type { JsonObject, JsonValue } from "../core/json.ts";
 import type { CallSummary, RunsPage, RunState } from "../core/store.ts";
 import type { RunBundle } from "../core/ledger.ts";
-import type { RunVerdict } from "../verify/mod.ts";
+import type { RunVerdict } from "../verify/verify.ts";
 import type {
   BoundaryResult,
   CanonicalRecord,
@@ -233,6 +233,12 @@ const receipt = v.pipe(
     factsHash: v.string(),
     keyId: v.string(),
     sig: v.string(),
+    timestamp: v.exactOptional(v.pipe(
+      v.string(),
+      v.description(
+        "RFC 3161 TimeStampToken (DER, base64url) over the SHA-256 of this receipt without it.",
+      ),
+    )),
   }),
   v.description("The run's seal, signed over its calls and its facts (docs/proof.md)."),
 );
@@ -364,7 +370,12 @@ export interface Verdict {
 /** A run's verdict, as the server finds it. */
 export const VerdictSchema: v.GenericSchema<Verdict> = schemaOf<Verdict>()(v.object({
   verdict: v.nullable(v.union([
-    v.object({ ok: v.literal(true), sealed: v.boolean(), calls: v.number() }),
+    v.object({
+      ok: v.literal(true),
+      sealed: v.boolean(),
+      calls: v.number(),
+      timestampedAt: v.exactOptional(epochMs),
+    }),
     v.object({
       ok: v.literal(false),
       toolCallId: v.nullable(v.string()),
@@ -377,6 +388,7 @@ export const VerdictSchema: v.GenericSchema<Verdict> = schemaOf<Verdict>()(v.obj
         "UNSIGNED",
         "FACTS_ALTERED",
         "OTHER_RUN",
+        "BAD_TIMESTAMP",
       ]),
     }),
   ])),

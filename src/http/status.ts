@@ -149,6 +149,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<AnyErrorCode, ErrorStatus>> = 
   CANCELLED: 200,
   // The service.
   STORE_UNAVAILABLE: 503,
+  TIMESTAMP_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,
 });
 

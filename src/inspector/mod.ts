@@ -39,7 +39,7 @@ import { ERROR_MESSAGES } from "../core/errors.ts";
 import { RUN_ID_PATTERN } from "../core/ids.ts";
 import { ICON_SVG } from "./icon.ts";
 import { PAGE_HTML } from "./page.ts";
-import { inspectorScript } from "./script.ts";
+import { inspectorScript } from "./app_js.ts";
 import { STYLES_CSS } from "./styles.ts";
 import type { InspectorApp } from "./types.ts";
 

@@ -1,7 +1,10 @@
 /**
  * The inspector's browser script, served as `inspect/app.js`: one function, type-checked against
- * the DOM and linted like the rest of the code, sent as its own source text and called with its
- * configuration (`(source)(config);`). There is no build step, so the function must stand alone:
+ * the DOM and linted like the rest of the code, and called with its configuration
+ * (`(source)(config);`). What is served is not this function's `toString()` at run time, which a
+ * bundler of the server's code may have rewritten (esbuild's keepNames, on in wrangler, adds
+ * `__name(...)` calls the browser does not have), but its source as text in app_js.ts, written by
+ * `deno task build:inspector` (a test fails while the two differ). The function must stand alone:
  * its body names nothing of this module or any other at run time (imports here are types only),
  * and what it needs from the server side comes in as `config`, as JSON.
  *
@@ -20,7 +23,8 @@ import type { CanonicalRecord, ObservedFact, RunEnd } from "../core/types.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { inspectorScript, type InspectorConfig } from "./script.ts";
+ * import type { InspectorConfig } from "./script.ts";
+ * import { inspectorScript } from "./app_js.ts";
  *
  * const config: InspectorConfig = { messages: {}, runIdPattern: "^run-[0-9]+$" };
  * assert.ok(inspectorScript(config).endsWith(`(${JSON.stringify(config)});`));
@@ -872,9 +876,14 @@ export function inspectorMain(config: InspectorConfig): void {
           ? (keyId === receipt.keyId
             ? "the server's ledger key."
             : "not the server's key " + keyId + ".")
-          : "the server serves no ledger key.");
+          : "the server serves no ledger key.") +
+        (typeof receipt.timestamp === "string"
+          ? " It carries an RFC 3161 timestamp, not checked here (verifyRun with tsaCertificates)."
+          : "");
     } else if (typeof keyId !== "string" && signed === 0) {
-      text = "Unsigned: the server has no ledger key and no record carries a proof.";
+      text = "Unsigned: the server has no ledger key and no record carries a proof. " +
+        "To sign runs, give the boundary a ledger key: the ledgerKey option, or LEDGER_KEY " +
+        "(a private JWK, e.g. from `deno task keys`) for the edge servers (docs/proof.md).";
     } else {
       text = "Not sealed yet: " + signed + " of " + total + " record" + (total === 1 ? "" : "s") +
         " carry a proof" + (typeof keyId === "string" ? " (ledger key " + keyId + ")" : "") +
@@ -978,26 +987,4 @@ export function inspectorMain(config: InspectorConfig): void {
     byId(id, HTMLSelectElement).addEventListener("change", applyFilters);
   }
   $("timeline").addEventListener("keydown", moveFocus);
-}
-
-/**
- * The text of `inspect/app.js`: {@linkcode inspectorMain}'s source, called with `config` as JSON.
- *
- * @param config What the script is given.
- * @returns A classic script.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { inspectorMain, inspectorScript } from "./script.ts";
- *
- * const config = { messages: { NOT_FOUND: "No such thing." }, runIdPattern: "^r$" };
- * assert.equal(
- *   inspectorScript(config),
- *   `(${inspectorMain.toString()})(${JSON.stringify(config)});`,
- * );
- * ```
- */
-export function inspectorScript(config: InspectorConfig): string {
-  return `(${inspectorMain.toString()})(${JSON.stringify(config)});`;
 }

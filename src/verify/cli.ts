@@ -1,33 +1,95 @@
 /**
  * The `verify` program: `deno run --allow-read jsr:@tool-boundary/core/verify bundle.json
- * public.jwk`. The key file holds the public JWK, or `{ keyId, publicKey }` as
- * `GET /v1/ledger-key` answers it. Exit 0 when the bundle verifies, 1 printing the verdict when
- * not, 2 when the files cannot be read or are not a bundle and a key (a file whose JSON names
- * one member twice in an object is neither: `JSON.parse` would keep the last and drop the rest).
+ * public.jwk [--tsa cert.pem]... [--run-id ID [--started-at MS]]`. The key file holds the public
+ * JWK, or `{ keyId, publicKey }` as `GET /v1/ledger-key` answers it; each `--tsa` file holds PEM
+ * certificates of a trusted Time Stamping Authority (`tsaCertificates`); `--run-id` and
+ * `--started-at` name the run instance expected (`run`). Exit 0 when the bundle verifies, 1
+ * printing the verdict when not, 2 when the arguments or files are not a bundle, a key and
+ * certificates (a file whose JSON names one member twice in an object is neither: `JSON.parse`
+ * would keep the last and drop the rest).
  *
  * @module
  */
-import { verifyRun } from "./verify.ts";
+import type { VerifyOptions } from "./verify.ts";
+import { verifyRun } from "./verify_run.ts";
+
+const USAGE =
+  "usage: verify <bundle.json> <public.jwk> [--tsa <cert.pem>]... [--run-id <id> [--started-at <ms>]]";
+
+/** The arguments, read: the two files, the TSA certificate files, the run expected. */
+interface Arguments {
+  bundle: string;
+  key: string;
+  tsa: string[];
+  runId: string | undefined;
+  startedAt: number | undefined;
+}
+
+/**
+ * Reads the program's arguments.
+ *
+ * @param args As the program got them.
+ * @returns The two files, the `--tsa` files, the run expected; `null` when they are not the
+ *   program's.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { readArguments } from "./cli.ts";
+ * assert.deepEqual(readArguments(["b.json", "k.jwk", "--tsa", "ca.pem", "--run-id", "r1"]), {
+ *   bundle: "b.json", key: "k.jwk", tsa: ["ca.pem"], runId: "r1", startedAt: undefined,
+ * });
+ * assert.equal(readArguments(["b.json", "k.jwk", "--started-at", "1"]), null);
+ * ```
+ */
+export function readArguments(args: readonly string[]): Arguments | null {
+  const files: string[] = [], tsa: string[] = [];
+  let runId: string | undefined, startedAt: number | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--tsa" || arg === "--run-id" || arg === "--started-at") {
+      const value = args[++i];
+      if (value === undefined) return null;
+      if (arg === "--tsa") tsa.push(value);
+      else if (arg === "--run-id") runId = value;
+      else if (/^(0|[1-9][0-9]{0,15})$/.test(value)) startedAt = Number(value);
+      else return null;
+    } else if (arg.startsWith("--")) {
+      return null;
+    } else {
+      files.push(arg);
+    }
+  }
+  if (files.length !== 2 || (startedAt !== undefined && runId === undefined)) return null;
+  return { bundle: files[0]!, key: files[1]!, tsa, runId, startedAt };
+}
 
 /** Runs the program on `Deno.args`; sets `Deno.exitCode`. */
 export async function main(args: readonly string[] = Deno.args): Promise<void> {
-  if (args.length !== 2) {
-    console.error("usage: verify <bundle.json> <public.jwk>");
+  const read = readArguments(args);
+  if (read === null) {
+    console.error(USAGE);
     Deno.exitCode = 2;
     return;
   }
   let verdict;
   try {
-    const bundle = parseFile(args[0]!, await Deno.readTextFile(args[0]!));
-    const key = parseFile(args[1]!, await Deno.readTextFile(args[1]!));
+    const bundle = parseFile(read.bundle, await Deno.readTextFile(read.bundle));
+    const key = parseFile(read.key, await Deno.readTextFile(read.key));
     const wrapped = key !== null && typeof key === "object" && "publicKey" in key
       ? key as { publicKey: JsonWebKey; keyId?: unknown }
       : null;
-    verdict = await verifyRun(
-      bundle,
-      wrapped ? wrapped.publicKey : key as JsonWebKey,
-      wrapped && typeof wrapped.keyId === "string" ? { keyId: wrapped.keyId } : {},
-    );
+    const options: VerifyOptions = {};
+    if (wrapped && typeof wrapped.keyId === "string") options.keyId = wrapped.keyId;
+    if (read.tsa.length > 0) {
+      options.tsaCertificates = await Promise.all(read.tsa.map((file) => Deno.readTextFile(file)));
+    }
+    if (read.runId !== undefined) {
+      options.run = read.startedAt === undefined
+        ? { runId: read.runId }
+        : { runId: read.runId, startedAt: read.startedAt };
+    }
+    verdict = await verifyRun(bundle, wrapped ? wrapped.publicKey : key as JsonWebKey, options);
   } catch (error) {
     console.error(`verify: ${error instanceof Error ? error.message : String(error)}`);
     Deno.exitCode = 2;

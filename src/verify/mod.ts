@@ -1,9 +1,10 @@
 /**
  * Verifies an exported run (`ToolBoundary.exportRun`) with nothing but the ledger's public key:
- * no store, no network, Web APIs only (WebCrypto), so it runs in Deno, workerd, Bun and
- * browsers. Run as a program it verifies a bundle file:
- * `deno run jsr:@tool-boundary/core/verify bundle.json public.jwk` (exit 0 when it verifies, 1
- * printing the verdict when not).
+ * no store, no network, Web APIs only (WebCrypto; `pkijs` and `asn1js`, pure JavaScript, read
+ * RFC 3161 timestamps for `tsaCertificates`), so it runs in Deno, workerd, Bun and browsers. Run
+ * as a program it verifies a bundle file:
+ * `deno run jsr:@tool-boundary/core/verify bundle.json public.jwk [--tsa cert.pem]` (exit 0 when
+ * it verifies, 1 printing the verdict when not).
  *
  * @example
  * ```ts
@@ -36,12 +37,12 @@
  *
  * @module
  */
+export { verifyRun } from "./verify_run.ts";
 export {
   MAX_BUNDLE_LENGTH,
   type RunVerdict,
   type VerifyOptions,
   type VerifyReason,
-  verifyRun,
 } from "./verify.ts";
 export type { RunBundle } from "../core/ledger.ts";
 export type { ReceiptCall, RecordProof, RunReceipt } from "../core/types.ts";

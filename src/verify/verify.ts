@@ -1,6 +1,7 @@
 /**
- * `verifyRun`: the checks of an exported run against the ledger's public key, for the `./verify`
- * entry (mod.ts) and its program (cli.ts).
+ * The checks of an exported run against the ledger's public key: `verifyRun` of the `./verify`
+ * entry (mod.ts, which adds the RFC 3161 timestamp checks of `../timestamp/token.ts`) and the
+ * HTTP layer's `/verdict` (which needs no timestamp check, and so never loads `pkijs`).
  *
  * @module
  */
@@ -13,12 +14,14 @@ import {
 } from "../core/json.ts";
 import {
   BUNDLE_FORMAT,
+  fromBase64url,
   importVerifier,
   type LedgerVerifier,
   receiptMessage,
   recordHash,
   recordMessage,
   sha256Base64url,
+  stampedText,
 } from "../core/ledger.ts";
 import type { RunReceipt } from "../core/types.ts";
 
@@ -31,7 +34,8 @@ export type VerifyReason =
   | "BAD_SIGNATURE"
   | "UNSIGNED"
   | "FACTS_ALTERED"
-  | "OTHER_RUN";
+  | "OTHER_RUN"
+  | "BAD_TIMESTAMP";
 
 /** What {@linkcode verifyRun} finds. */
 export type RunVerdict =
@@ -42,6 +46,11 @@ export type RunVerdict =
     sealed: boolean;
     /** Calls covered: the receipt's when sealed, else the records'. */
     calls: number;
+    /**
+     * With `tsaCertificates`, of a sealed run: when a trusted Time Stamping Authority stamped the
+     * receipt (the token's `genTime`, epoch ms). The seal existed then.
+     */
+    timestampedAt?: number;
   }
   | {
     /** A check failed. */
@@ -72,6 +81,26 @@ export interface VerifyOptions {
    * verifies as the instance it names (`bundle.run.startedAt`, which its signatures cover).
    */
   run?: { runId: string; startedAt?: number };
+  /**
+   * The Time Stamping Authorities trusted for the receipt's RFC 3161 timestamp: each a PEM text
+   * (one or more certificates) or the DER bytes of one certificate, of a TSA or of a CA above one.
+   * With them, a sealed bundle must carry a timestamp that stamps its receipt, signed by a TSA
+   * certificate (extended key usage timeStamping, critical) that is one of them or chains to one,
+   * each certificate valid at the token's time; else BAD_TIMESTAMP. The ok verdict then has
+   * `timestampedAt`. Without them the timestamp is not read (no `timestampedAt`). A bundle not
+   * sealed has nothing to stamp: require `sealed: true` too. See docs/proof.md.
+   */
+  tsaCertificates?: readonly (string | Uint8Array)[];
+}
+
+/**
+ * How a verifier checks timestamps (`../timestamp/token.ts`, given by mod.ts): `read` the trusted
+ * certificates once (a TypeError for anything else), `check` a token's DER against the stamped
+ * text (its `genTime`, epoch ms, or `null`).
+ */
+export interface TimestampChecks<Trusted> {
+  read(list: readonly unknown[]): Trusted;
+  check(token: Uint8Array<ArrayBuffer>, text: string, trusted: Trusted): Promise<number | null>;
 }
 
 /** The longest bundle read, in UTF-16 units of its JSON text: past it, a TypeError. */
@@ -86,49 +115,24 @@ interface Instance {
 }
 
 /**
- * Verifies an exported run against the ledger's public key. The bundle is read once, into a
- * plain copy (a getter runs once; anything that is not JSON data, or a bundle longer than
- * {@linkcode MAX_BUNDLE_LENGTH}, is a TypeError), and the checks run on that copy. It answers
- * `ok: true` only when every completed record in the bundle carries a proof that holds for the
- * bundle's run instance (`run.runId` and `run.startedAt`, which each record's signature names).
- * In this order:
- *
- * 0. With `options.run`: the bundle's run is that instance (else OTHER_RUN, `toolCallId: null`).
- * 1. Sealed (a receipt): the receipt's `keyId` is the key's and its `sig` verifies, its `runId`
- *    and `startedAt` are the run's (else BAD_SIGNATURE, `toolCallId: null`).
- * 2. Position by position, the records against the receipt's calls. The same ID at a position:
- *    the record's recomputed hash must equal the hash the receipt pins for it, if any (ALTERED);
- *    it must be of the run (INSERTED); its proof must be there (UNSIGNED; only a record still
- *    PROJECTING of a call INCOMPLETE at the seal may lack one), hash what the record hashes to
- *    (ALTERED), name the key and verify for this run instance (BAD_SIGNATURE). Another ID at a
- *    position, first of: an ID seen before (INSERTED, that ID); an ID the receipt lacks: ALTERED
- *    naming the receipt's call when the record fails its own proof and the receipt's ID is
- *    nowhere in the bundle, else INSERTED naming the record; the receipt's call absent from the
- *    bundle (MISSING, the receipt's ID); else REORDERED, naming the call the receipt lists
- *    there. Records past the receipt's end are INSERTED; receipt calls past the bundle's end
- *    MISSING.
- * 3. The canonical JSON of `facts` must hash to `factsHash` (FACTS_ALTERED, `toolCallId: null`).
- *
- * Not sealed (`receipt: null`): each record on its own, in order: an ID seen before or another
- * run's record is INSERTED; a record other than PROJECTING without a proof is UNSIGNED; a proof
- * that does not hold is ALTERED or BAD_SIGNATURE as above; `facts` must be `null`
- * (FACTS_ALTERED). Deletion and order are not covered until the run is sealed.
- *
- * @param bundle What `exportRun` returned (or its JSON, parsed).
- * @param publicKey The ledger's public key, an Ed25519 JWK.
- * @param options The expected key ID, when not the thumbprint; the run instance expected.
- * @returns `{ ok: true, sealed, calls }`, or the first difference.
- * @throws {TypeError} When the key is not an Ed25519 public JWK (or cannot be read), the options
- *   are not options, or the bundle is not one (not JSON data, another `format`, a `run` without
- *   a string `runId` and an integer `startedAt`, `records` not an array of objects with string
- *   IDs).
+ * `verifyRun` of mod.ts (documented there), with the timestamp checks it is given: without
+ * `timestamps`, `options.tsaCertificates` is a TypeError.
  */
-export async function verifyRun(
+export async function verifyBundle<Trusted>(
   bundle: unknown,
   publicKey: JsonWebKey,
   options: VerifyOptions = {},
+  timestamps?: TimestampChecks<Trusted>,
 ): Promise<RunVerdict> {
-  const { keyId, maxLength, expected } = readOptions(options);
+  const { keyId, maxLength, expected, tsaCertificates } = readOptions(options);
+  let stamps: Stamps | undefined;
+  if (tsaCertificates !== undefined) {
+    if (timestamps === undefined) {
+      throw new TypeError("Invalid options.tsaCertificates: this verifier checks no timestamps");
+    }
+    const trusted = timestamps.read(tsaCertificates);
+    stamps = { check: (token, text) => timestamps.check(token, text, trusted) };
+  }
   const verifier = await importVerifier(publicKey, keyId);
   const snapshot = snapshotJson(bundle, MAX_CHECK_DEPTH, maxLength);
   if ("problem" in snapshot) throw new TypeError(`Invalid bundle: ${snapshot.problem}`);
@@ -162,7 +166,12 @@ export async function verifyRun(
   if (b.receipt === null || b.receipt === undefined) {
     return verifyUnsealed(verifier, instance, recs, b.facts);
   }
-  return verifySealed(verifier, instance, recs, b.receipt, b.facts);
+  return verifySealed(verifier, instance, recs, b.receipt, b.facts, stamps);
+}
+
+/** The timestamp check of one verification, its trusted certificates read. */
+interface Stamps {
+  check(token: Uint8Array<ArrayBuffer>, text: string): Promise<number | null>;
 }
 
 /** The options, each read once inside a guard, and checked. */
@@ -170,13 +179,18 @@ function readOptions(options: unknown): {
   keyId: string | undefined;
   maxLength: number;
   expected: { runId: string; startedAt: number | undefined } | undefined;
+  tsaCertificates: unknown[] | undefined;
 } {
   let keyId: unknown, maxLength: unknown, run: unknown, runId: unknown, startedAt: unknown;
+  let tsa: unknown, tsaCertificates: unknown[] | undefined;
   try {
     const o = options as Partial<Record<string, unknown>> | null | undefined;
     keyId = o?.keyId;
     maxLength = o?.maxLength;
     run = o?.run;
+    tsa = o?.tsaCertificates;
+    // A plain copy, each entry read once.
+    if (Array.isArray(tsa)) tsaCertificates = Array.from(tsa as unknown[]);
     if (run !== undefined && run !== null && typeof run === "object") {
       const r = run as Partial<Record<string, unknown>>;
       runId = r.runId;
@@ -197,7 +211,11 @@ function readOptions(options: unknown): {
   ) {
     throw new TypeError("Invalid options.run: expected { runId, startedAt? } of a run");
   }
+  if (tsa !== undefined && tsaCertificates === undefined) {
+    throw new TypeError("Invalid options.tsaCertificates: expected an array of certificates");
+  }
   return {
+    tsaCertificates,
     keyId,
     maxLength: maxLength ?? MAX_BUNDLE_LENGTH,
     expected: run === undefined
@@ -259,9 +277,21 @@ async function verifySealed(
   records: Obj[],
   receiptValue: unknown,
   facts: unknown,
+  stamps: Stamps | undefined,
 ): Promise<RunVerdict> {
   const receipt = await checkReceipt(verifier, instance, receiptValue);
   if (receipt === null) return fail(null, "BAD_SIGNATURE");
+  let timestampedAt: number | undefined;
+  if (stamps !== undefined) {
+    // The receipt as the bundle holds it (a plain copy): the timestamp covers all of it.
+    const kept = receiptValue as Obj;
+    const token = fromBase64url(kept.timestamp);
+    const at = token === null || token.length === 0
+      ? null
+      : await stamps.check(token, stampedText(kept));
+    if (at === null) return fail(null, "BAD_TIMESTAMP");
+    timestampedAt = at;
+  }
   const calls = receipt.calls;
   const inReceipt = new Set(calls.map((call) => call.toolCallId));
   const inBundle = new Set(records.map((record) => record.toolCallId as string));
@@ -296,7 +326,9 @@ async function verifySealed(
   if (!Array.isArray(facts)) return fail(null, "FACTS_ALTERED");
   const factsHash = await sha256Base64url(canonicalJson(facts as JsonValue));
   if (factsHash !== receipt.factsHash) return fail(null, "FACTS_ALTERED");
-  return { ok: true, sealed: true, calls: calls.length };
+  return timestampedAt === undefined
+    ? { ok: true, sealed: true, calls: calls.length }
+    : { ok: true, sealed: true, calls: calls.length, timestampedAt };
 }
 
 /** The receipt, when it is one this key signed for this run instance; else `null`. */

@@ -106,3 +106,31 @@ export async function launch(): Promise<Browser> {
     args: ["--disable-gpu", "--disable-dev-shm-usage", "--renderer-process-limit=1"],
   });
 }
+
+/**
+ * Bundles a JavaScript file again as wrangler does when it deploys a Worker whose `main` is a
+ * built file: esbuild (the version wrangler pins) with keepNames on (wrangler's default), ESM,
+ * ES2022, the workerd conditions. keepNames adds `__name(fn, "name")` calls around the functions
+ * of the bundle, which is what a script sent as a function's own source cannot survive.
+ *
+ * @param entry The built file, e.g. the `deno bundle` of edge/cloudflare.ts.
+ * @param outfile Where the bundle goes.
+ */
+export async function wranglerBundle(entry: string, outfile: string): Promise<void> {
+  await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: HERE });
+  const esbuild = createRequire(HERE)("esbuild") as {
+    build(options: Record<string, unknown>): Promise<{ errors: unknown[] }>;
+  };
+  const result = await esbuild.build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    format: "esm",
+    target: "es2022",
+    keepNames: true,
+    conditions: ["workerd", "worker", "browser"],
+    external: ["cloudflare:*", "node:*"],
+    logLevel: "silent",
+  });
+  if (result.errors.length > 0) throw new Error(JSON.stringify(result.errors));
+}

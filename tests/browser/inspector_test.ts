@@ -2,11 +2,11 @@
  * The run inspector in a real browser (Debian's chromium through playwright-core), against the
  * dev server's app served on a loopback port: tokens, the timeline, every call's payloads, the
  * keyboard, hostile payloads, a call held open while the page loads, and an ENDED run's facts.
- * All of it twice: with the page as Deno serves it, and with the page and script as the Workers
- * bundle (`deno bundle --platform browser`) serves them, whose script is the bundler's print of
- * the same function and must stand alone just as well.
+ * All of it twice: with the page as Deno serves it, and with the page and script as a Worker
+ * bundled as wrangler deploys it serves them (`deno bundle`, then esbuild with keepNames on),
+ * whose script must be the very same text.
  * A screenshot of each state goes to .artifacts/inspector/ (gitignored; the bundle's run to
- * .artifacts/inspector/worker-bundle/); with UPDATE_DOCS_SCREENSHOT=1 the README's
+ * .artifacts/inspector/wrangler-bundle/); with UPDATE_DOCS_SCREENSHOT=1 the README's
  * docs/inspector.png is taken again too.
  */
 import assert from "node:assert/strict";
@@ -14,7 +14,7 @@ import { ERROR_MESSAGES, type ErrorCode } from "../../src/mod.ts";
 import { utf8ByteLength } from "../../src/store.ts";
 import { bundle } from "../runtime/setup.ts";
 import { unresolvedNames } from "../support/browser_script.ts";
-import { launch, type Page } from "./browser.ts";
+import { launch, type Page, wranglerBundle } from "./browser.ts";
 import {
   AGENT_TOKEN,
   CALLS,
@@ -688,7 +688,9 @@ async function drive(t: Deno.TestContext, variant: Variant): Promise<void> {
         await page.locator("#proof-state[data-state]").waitFor();
         assert.equal(
           await page.locator("#proof-state").innerText(),
-          "Unsigned: the server has no ledger key and no record carries a proof.",
+          "Unsigned: the server has no ledger key and no record carries a proof. " +
+            "To sign runs, give the boundary a ledger key: the ledgerKey option, or LEDGER_KEY " +
+            "(a private JWK, e.g. from `deno task keys`) for the edge servers (docs/proof.md).",
         );
         assert.equal(await page.locator("#proof-state").getAttribute("data-state"), "unsigned");
         await page.locator("#proof-verdict[data-verdict]").waitFor();
@@ -754,25 +756,34 @@ Deno.test("the run inspector shows every call of a run in a real browser, runs n
   await drive(t, { artifacts: ARTIFACTS });
 });
 
-Deno.test("the inspector's script as the Workers bundle serves it runs the same in the browser; the Bun bundle carries the same function", async (t) => {
+Deno.test("the run console renders the runs list from a Worker bundled as wrangler bundles it (keepNames on); every bundle serves the same script", async (t) => {
   const dir = await Deno.makeTempDir({ prefix: "tb-inspector-" });
   try {
     const worker = await bundle("edge/cloudflare.ts", dir);
-    const bun = await Deno.readTextFile(await bundle("edge/bun.ts", dir));
-    const { default: entry } = await import(`file://${worker}`) as {
-      default: { fetch(request: Request, env: unknown, ctx: unknown): Promise<Response> };
-    };
+    const wrangled = `${dir}/wrangler-worker.js`;
+    await wranglerBundle(worker, wrangled);
+    // keepNames rewrote the server's functions: the bundle calls __name on them.
+    assert.match(await Deno.readTextFile(wrangled), /__name\(\w+, "\w+"\)/);
     const env = { AGENT_TOKEN, HARNESS_TOKEN, INSPECTOR: "on" };
-    const page = (request: Request) => entry.fetch(request, env, {});
-    const script = await (await page(new Request("http://bundle/inspect/app.js"))).text();
-    // The bundler's print of the function, not Deno's: it escapes non-ASCII text, for one.
-    assert.match(script, /^\(function inspectorMain\(config\) \{/);
-    assert.match(script, /"\\u2713 READY"/);
-    // The bundler renamed some locals (it never minifies here); none points outside the function.
-    assert.deepEqual(await unresolvedNames(script), []);
-    const main = script.slice(1, script.indexOf("\n})(") + 2);
-    assert.ok(bun.includes(`\n${main}\n`), "the Bun bundle has the same function");
-    await drive(t, { artifacts: `${ARTIFACTS}/worker-bundle`, page });
+    const served = async (file: string) => {
+      const { default: entry } = await import(`file://${file}`) as {
+        default: { fetch(request: Request, env: unknown, ctx: unknown): Promise<Response> };
+      };
+      return (request: Request) => entry.fetch(request, env, {});
+    };
+    const own = inspectorApp().fetch;
+    const scriptOf = async (fetch: (request: Request) => Response | Promise<Response>) =>
+      await (await fetch(new Request("http://bundle/inspect/app.js"))).text();
+    const expected = await scriptOf(own);
+    const page = await served(wrangled);
+    // The script is text, not a function's source: no bundler has touched it.
+    assert.equal(await scriptOf(await served(worker)), expected);
+    assert.equal(await scriptOf(page), expected);
+    assert.doesNotMatch(expected, /__name/);
+    assert.deepEqual(await unresolvedNames(expected), []);
+    const bun = await Deno.readTextFile(await bundle("edge/bun.ts", dir));
+    assert.ok(!/\bfunction inspectorMain\(/.test(bun.replace(/"[^"\n]*"/g, "")), "Bun: text only");
+    await drive(t, { artifacts: `${ARTIFACTS}/wrangler-bundle`, page });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

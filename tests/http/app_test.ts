@@ -24,6 +24,7 @@ import {
   ToolsSchema,
 } from "../../src/http/schemas.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
+import { startHttpRun } from "../support/runs.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";
@@ -84,11 +85,8 @@ function setup(
         : {}),
     });
   };
-  const startRun = async (body: unknown = { ttlMs: 60_000, budget: { calls: 20 } }) => {
-    const res = await call("POST", "/v1/runs", { body });
-    assert.equal(res.status, 201);
-    return v.parse(RunContextSchema, await res.json());
-  };
+  const startRun = async (body: unknown = { ttlMs: 60_000, budget: { calls: 20 } }) =>
+    v.parse(RunContextSchema, await startHttpRun(app.request, "", HARNESS, body));
   const submit = (runId: string, body: unknown, token: string = AGENT) =>
     call("POST", `/v1/runs/${runId}/tool-calls`, { token, body });
   return { app, boundary, calls: counted.calls, errors, call, startRun, submit };

@@ -9,6 +9,8 @@ import { ERROR_MESSAGES, ToolBoundary } from "../../src/mod.ts";
 import { createApp } from "../../src/http/mod.ts";
 import { INSPECTOR_CSP, type InspectorApp, runInspector } from "../../src/inspector/mod.ts";
 import { inspectorMain } from "../../src/inspector/script.ts";
+import { INSPECTOR_MAIN_JS } from "../../src/inspector/app_js.ts";
+import { APP_JS_PATH, formattedAppJsModule } from "../support/inspector_js.ts";
 import { RUN_ID_PATTERN } from "../../src/core/ids.ts";
 import { buildEdgeApp } from "../../edge/app.ts";
 import { ROOT, start } from "../runtime/process.ts";
@@ -63,19 +65,29 @@ Deno.test("the JSON API's module graph does not carry the inspector: a bundle of
   }
 });
 
-Deno.test("the inspector's script is the source of one function, called with the error messages and the run ID pattern as JSON", async () => {
+Deno.test("the inspector's script is the text of one function, called with the error messages and the run ID pattern as JSON", async () => {
   const script = (await bodies())["/inspect/app.js"];
   const config = { messages: ERROR_MESSAGES, runIdPattern: RUN_ID_PATTERN.source };
-  assert.equal(script, `(${inspectorMain.toString()})(${JSON.stringify(config)});`);
+  // The text kept in app_js.ts is the function as written, types stripped, and is what is served.
+  assert.equal(INSPECTOR_MAIN_JS, inspectorMain.toString());
+  assert.equal(script, `(${INSPECTOR_MAIN_JS})(${JSON.stringify(config)});`);
   assert.match(script, /^\(function inspectorMain\(config\) \{\n\s*"use strict";/);
   // What it is given survives the trip: the same messages, the same pattern.
-  const given = JSON.parse(script.slice(inspectorMain.toString().length + 3, -2));
+  const given = JSON.parse(script.slice(INSPECTOR_MAIN_JS.length + 3, -2));
   assert.deepEqual(given, config);
   assert.equal(new RegExp(given.runIdPattern).test("run-1"), true);
   assert.equal(new RegExp(given.runIdPattern).test(".."), false);
   // TypeScript is gone from what the browser gets.
   assert.doesNotMatch(script, /: (string|number|boolean|unknown|View|Answer)\b[,)=;]/);
   assert.doesNotMatch(script, /\btype (Row|View|Answer|Read) =/);
+});
+
+Deno.test("app_js.ts is what `deno task build:inspector` writes from inspectorMain", async () => {
+  assert.equal(
+    await Deno.readTextFile(APP_JS_PATH),
+    await formattedAppJsModule(),
+    "src/inspector/app_js.ts is stale: run `npx -y deno@2.9.6 task build:inspector`",
+  );
 });
 
 Deno.test("the inspector's script stands alone: read as a browser script of its own it names only its locals and the browser's globals", async () => {

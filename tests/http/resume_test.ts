@@ -16,6 +16,7 @@ import { MemoryStore } from "../../src/stores/memory.ts";
 import { createApp } from "../../src/http/mod.ts";
 import { CITATIONS_BODY_BYTES } from "../../src/http/body.ts";
 import { BoundaryResultSchema, CitationsSchema, RunCallsSchema } from "../../src/http/schemas.ts";
+import { startHttpRun } from "../support/runs.ts";
 import { STORES } from "../support/stores.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
@@ -87,11 +88,9 @@ function setup(store: Store = new MemoryStore(), options: Partial<ToolBoundaryOp
         : { body: JSON.stringify(body) }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
-  const startRun = async () => {
-    const res = await call("POST", "/v1/runs", { ttlMs: 60_000, budget: { calls: 20 } });
-    assert.equal(res.status, 201);
-    return (await res.json()).runId as string;
-  };
+  const startRun = async () =>
+    (await startHttpRun(app.request, "", HARNESS, { ttlMs: 60_000, budget: { calls: 20 } }))
+      .runId as string;
   const submit = (runId: string, body: unknown, signal?: AbortSignal) =>
     call("POST", `/v1/runs/${runId}/tool-calls`, body, {
       token: AGENT,

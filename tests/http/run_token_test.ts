@@ -12,6 +12,7 @@ import { Signer, signRunToken } from "../../src/http/run_token.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/fakes.ts";
+import { startHttpRun } from "../support/runs.ts";
 import { uniqueId } from "../support/stores.ts";
 import { withUpstashFixture } from "../support/upstash_fixture.ts";
 
@@ -29,15 +30,12 @@ function serve(store: Store) {
   const kit = createFakeToolkit();
   const boundary = new ToolBoundary({ store, tools: kit.tools, clock });
   const app = createApp({ boundary, agentToken: AGENT, harnessToken: HARNESS, secret: SECRET });
-  const startRun = async (runId: string) => {
-    const res = await app.request(`${BASE}/v1/runs`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${HARNESS}`, "content-type": "application/json" },
-      body: JSON.stringify({ runId, ttlMs: 600_000 }),
-    });
-    assert.equal(res.status, 201);
-    return await res.json() as { runId: string; startedAt: number; agentToken: string };
-  };
+  const startRun = async (runId: string) =>
+    await startHttpRun(app.request, BASE, HARNESS, { runId, ttlMs: 600_000 }) as {
+      runId: string;
+      startedAt: number;
+      agentToken: string;
+    };
   const toolCall = (runId: string, token: string, toolCallId: string) =>
     app.request(`${BASE}/v1/runs/${runId}/tool-calls`, {
       method: "POST",

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { AGENT_TOKEN, HARNESS_TOKEN, over, wholeRun } from "../runtime/flow.ts";
 import { ROOT, serveDeno, start } from "../runtime/process.ts";
+import { verifyRun } from "../../src/verify/mod.ts";
 
 const DENO = Deno.execPath();
 const NO_UPSTASH = { UPSTASH_REDIS_REST_URL: "", UPSTASH_REDIS_REST_TOKEN: "" };
@@ -39,7 +40,7 @@ Deno.test("deno serve edge/deno.ts refuses to start without both tokens", async 
   assert.doesNotMatch(child.output(), /Listening/);
 });
 
-Deno.test("the dev server binds to loopback, prints its tokens, they work, and it logs failed calls by code and error name only", async () => {
+Deno.test("the dev server binds to loopback, prints its tokens and ledger key, they work, exports verify, and it logs failed calls by code and error name only", async () => {
   const child = start(
     DENO,
     ["run", "--allow-net", "--allow-env", "--allow-read", "edge/dev.ts"],
@@ -77,6 +78,26 @@ Deno.test("the dev server binds to loopback, prints its tokens, they work, and i
       });
       assert.equal((await failed.json()).status, "ERROR");
     }
+    // Its own ledger key: printed, served, and the run's export verifies with it.
+    const [, printed] = await child.waitFor(
+      /ledger key +\(generated for this process\): public JWK (\{[^\n]*\}) \(GET \/v1\/ledger-key\)/,
+    );
+    const served = await (await fetch(`${base}/v1/ledger-key`)).json();
+    assert.deepEqual(served.publicKey, JSON.parse(printed!));
+    assert.equal(JSON.parse(printed!).d, undefined);
+    const ended = await fetch(`${base}/v1/runs/${runId}/end`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${harness}` },
+    });
+    assert.equal(ended.status, 200);
+    const bundle = await (await fetch(`${base}/v1/runs/${runId}/export`, {
+      headers: { authorization: `Bearer ${harness}` },
+    })).json();
+    assert.deepEqual(await verifyRun(bundle, served.publicKey), {
+      ok: true,
+      sealed: true,
+      calls: 2,
+    });
     await child.waitFor(/call call_2 failed: EXECUTION_FAILED \(Error\)\n/);
     await child.waitFor(/call refused: UNKNOWN_TOOL\n/);
     // The executor's error message (an address and a token) is never logged.

@@ -85,7 +85,10 @@ Deno.test("deno run edge/gateway_deno.ts refuses an unreachable upstream in one 
   assert.equal(lines.length, 1, output);
   assert.match(
     lines[0]!,
-    new RegExp(`^Refusing to start: MCP_UPSTREAMS: MCP upstream http://127\\.0\\.0\\.1:${port}: `),
+    new RegExp(
+      `^Refusing to start: MCP_UPSTREAMS names an upstream that did not connect .*: ` +
+        `Error: http://127\\.0\\.0\\.1:${port}: `,
+    ),
   );
   for (const secret of ["s3cret-key", "key=", "pa55word", "user", "secret-path", "frag"]) {
     assert.ok(!output.includes(secret), `${secret} in: ${output}`);
@@ -171,7 +174,7 @@ Deno.test("MCP_UPSTREAMS is checked before anything connects", () => {
   ]);
   for (
     const [text, message] of [
-      ["{", /must be a JSON array/],
+      ["{", /: MCP_UPSTREAMS is not valid JSON: a JSON array of upstream objects is expected$/],
       ['{"url":"https://a.example"}', /not valid at the top/],
       ['[{"url":"ftp://a.example"}]', /at 0\.url: url must be http or https/],
       ['[{"url":"https://a.example","trusted":"yes"}]', /at 0\.trusted/],

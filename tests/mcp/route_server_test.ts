@@ -15,6 +15,7 @@ import { STORES } from "../support/stores.ts";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "../runtime/flow.ts";
 import { mcpRun, SERVER_SECRET } from "../runtime/mcp_flow.ts";
 import { ROOT, serveDeno, start } from "../runtime/process.ts";
+import { startHttpRun } from "../support/runs.ts";
 
 const DENO = Deno.execPath();
 const NO_UPSTASH = { UPSTASH_REDIS_REST_URL: "", UPSTASH_REDIS_REST_TOKEN: "" };
@@ -103,15 +104,8 @@ function serveGated(options: { store?: Store; onDuplicate?: "refuse" | "replay" 
     },
   );
   const base = `http://127.0.0.1:${server.addr.port}`;
-  const startRun = async () => {
-    const res = await fetch(`${base}/v1/runs`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${HARNESS_TOKEN}`, "content-type": "application/json" },
-      body: JSON.stringify({ ttlMs: 60_000 }),
-    });
-    assert.equal(res.status, 201);
-    return (await res.json()).runId as string;
-  };
+  const startRun = async () =>
+    (await startHttpRun(fetch, base, HARNESS_TOKEN, { ttlMs: 60_000 })).runId as string;
   const connect = async (runId: string) => {
     const client = new Client({ name: "cancel-test", version: "1.0.0" });
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/v1/runs/${runId}/mcp`), {

@@ -16,6 +16,7 @@ import { createApp, type CreateAppOptions } from "../../src/http/mod.ts";
 import { TOOL_CALL_ID_META } from "../../src/mod.ts";
 import { Signer, signRunToken } from "../../src/http/run_token.ts";
 import { CANARY_SECRET, createFakeToolkit } from "../../src/testing/fakes.ts";
+import { startHttpRun } from "../support/runs.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";
@@ -47,20 +48,13 @@ function setup(options: Partial<CreateAppOptions> = {}) {
   });
   const fetchApp = (input: string | URL | Request, init?: RequestInit) =>
     Promise.resolve(app.fetch(new Request(input, init)));
-  const startRun = async (body: Record<string, unknown> = {}) => {
-    const res = await fetchApp(`${BASE}/v1/runs`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${HARNESS}`, "content-type": "application/json" },
-      body: JSON.stringify({ ttlMs: 60_000, ...body }),
-    });
-    assert.equal(res.status, 201);
-    return await res.json() as {
+  const startRun = async (body: Record<string, unknown> = {}) =>
+    await startHttpRun(fetchApp, BASE, HARNESS, { ttlMs: 60_000, ...body }) as {
       runId: string;
       deadline: number;
       startedAt: number;
       agentToken?: string;
     };
-  };
   const connect = async (runId: string, token = AGENT) => {
     const client = new Client({ name: "test-client", version: "1.0.0" });
     const transport = new StreamableHTTPClientTransport(new URL(`${BASE}/v1/runs/${runId}/mcp`), {

@@ -1,9 +1,11 @@
 /**
- * The two configurations of this repository. deno.json is the core package as published, with
+ * The three configurations of this repository. deno.json is the core package as published, with
  * the core's own dependencies only, so that `deno task` (which installs every npm package its
  * configuration and lockfile name before it runs a task) fetches no more than the dev server
  * needs. deno.dev.json is the workspace (the core, packages/ and examples/) with the test
- * dependencies. These tests keep the two from drifting apart.
+ * dependencies. deno.gateway.json is the core and packages/mcp alone, for the MCP gateway's tasks,
+ * so that a first `task dev:gateway` fetches what the gateway needs and no other package's
+ * dependencies. These tests keep the three from drifting apart.
  */
 import assert from "node:assert/strict";
 import { ROOT } from "../runtime/process.ts";
@@ -59,7 +61,7 @@ Deno.test("deno.dev.json is deno.json plus the workspace, the test imports and i
 Deno.test("deno.json imports exactly what src/ and the dev server's edge/ entries import", async () => {
   const core = await read("deno.json");
   const name = core.name as string;
-  // The gateway entries need packages/mcp: they run under deno.dev.json (`task dev:gateway`).
+  // The gateway entries need packages/mcp: they run under deno.gateway.json (`task dev:gateway`).
   const edge = await bareImports("edge", /^edge\/gateway_/);
   const used = new Set(
     [...await bareImports("src"), ...edge]
@@ -78,6 +80,78 @@ Deno.test("deno.lock pins deno.json's imports and nothing else", async () => {
   const imports = Object.values(core.imports ?? {}).sort();
   assert.deepEqual([...lock.workspace.dependencies].sort(), imports);
   assert.deepEqual(Object.keys(lock.specifiers).sort(), imports);
+});
+
+/** deno.json without its tasks: what the other configurations repeat. */
+function withoutTasks(config: Config): Config {
+  const { tasks: _tasks, ...rest } = config;
+  return rest;
+}
+
+Deno.test("deno.gateway.json is deno.json plus packages/mcp and its own lockfile, nothing else", async () => {
+  const core = await read("deno.json");
+  const gateway = await read("deno.gateway.json");
+  assert.deepEqual(
+    gateway,
+    { ...withoutTasks(core), workspace: ["./packages/mcp"], lock: { path: "./deno.gateway.lock" } },
+  );
+});
+
+Deno.test("deno.gateway.lock pins the core's and packages/mcp's imports alone, as deno.dev.lock does", async () => {
+  const core = await read("deno.json");
+  const mcp = await read("packages/mcp/deno.json");
+  type Lock = {
+    specifiers: Record<string, string>;
+    npm: Record<string, unknown>;
+    jsr?: Record<string, unknown>;
+    workspace: { dependencies: string[]; members?: Record<string, { dependencies: string[] }> };
+  };
+  const lockOf = async (path: string): Promise<Lock> =>
+    JSON.parse(await Deno.readTextFile(`${ROOT}${path}`));
+  const lock = await lockOf("deno.gateway.lock");
+  const coreImports = Object.values(core.imports ?? {}).sort();
+  // The core is the workspace's own member, never fetched from JSR.
+  const mcpImports = Object.entries(mcp.imports ?? {})
+    .filter(([name]) => name !== core.name)
+    .map(([, target]) => target);
+  assert.deepEqual([...lock.workspace.dependencies].sort(), coreImports);
+  assert.deepEqual(Object.keys(lock.workspace.members ?? {}), ["packages/mcp"]);
+  assert.deepEqual(
+    Object.keys(lock.specifiers).sort(),
+    [...new Set([...coreImports, ...mcpImports])].sort(),
+  );
+  assert.equal(lock.jsr, undefined, "nothing from JSR");
+  // The same versions as the workspace's lockfile, so the gateway runs what the tests test.
+  const dev = await lockOf("deno.dev.lock");
+  for (const [specifier, version] of Object.entries(lock.specifiers)) {
+    assert.equal(version, dev.specifiers[specifier], specifier);
+  }
+  for (const name of Object.keys(lock.npm)) {
+    assert.ok(name in dev.npm, `${name} is in deno.dev.lock`);
+  }
+});
+
+Deno.test("the gateway's tasks run under deno.gateway.json, and its entries import nothing beyond it", async () => {
+  const core = await read("deno.json");
+  const mcp = await read("packages/mcp/deno.json");
+  const tasks = core.tasks as Record<string, string>;
+  for (const task of ["dev:gateway", "build:gateway-worker", "build:gateway-bun"]) {
+    assert.match(tasks[task]!, /^deno (run|bundle) --config deno\.gateway\.json /, task);
+  }
+  for (const [task, command] of Object.entries(tasks)) {
+    if (!task.includes("gateway")) assert.doesNotMatch(command, /deno\.gateway\.json/, task);
+  }
+  const known = new Set([core.name as string, mcp.name as string, ...Object.keys(core.imports!)]);
+  for (const dir of ["edge", "packages/mcp"]) {
+    for (const specifier of await bareImports(dir, /^packages\/mcp\/tests$/)) {
+      if (specifier.startsWith("node:")) continue;
+      const name = packageOf(specifier);
+      assert.ok(
+        known.has(name) || (dir === "packages/mcp" && name in mcp.imports!),
+        `${dir} imports ${specifier}, which deno.gateway.json does not map`,
+      );
+    }
+  }
 });
 
 Deno.test("every package depends on the core by its JSR name and version", async () => {

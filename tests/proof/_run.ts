@@ -40,15 +40,20 @@ export const keys = await generateLedgerKeys();
 /** Another key pair: an attacker's. */
 export const otherKeys = await generateLedgerKeys();
 
-/** Runs the calls on `store` and, unless `end` is false, ends the run. */
+/** Runs the calls on `store` and, unless `end` is false, ends the run (stamped by `timestamp`). */
 export async function sealedRun(
   store: Store,
-  options: { end?: boolean; ledgerKey?: JsonWebKey } = {},
+  options: {
+    end?: boolean;
+    ledgerKey?: JsonWebKey;
+    timestamp?: (digest: Uint8Array) => Promise<Uint8Array>;
+  } = {},
 ): Promise<{ boundary: ToolBoundary; runId: string }> {
   const boundary = new ToolBoundary({
     store,
     tools: [lookup],
     ledgerKey: options.ledgerKey ?? keys.privateKey,
+    ...(options.timestamp ? { timestamp: options.timestamp } : {}),
   });
   const run = await boundary.startRun({ runId: uniqueId("run") });
   for (const { toolCallId, key } of CALLS) {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { RunBundle } from "../../src/mod.ts";
-import { verifyRun } from "../../src/verify/mod.ts";
+import { verifyRun } from "./_verify.ts";
 import { STORES } from "../support/stores.ts";
 import { CALLS, changed, keys, otherKeys, sealedRun } from "./_run.ts";
 

@@ -6,7 +6,7 @@ import { createApp } from "../../src/http/mod.ts";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { memoryStateForTests } from "../../src/stores/memory_state.ts";
-import { verifyRun } from "../../src/verify/mod.ts";
+import { verifyRun } from "./_verify.ts";
 import { keys, lookup, otherKeys } from "./_run.ts";
 
 const AGENT = "agent-token-0123456789abcdef";

@@ -10,7 +10,7 @@ import { MemoryStore } from "../../src/stores/memory.ts";
 import { IdTable } from "../../src/stores/id_table.ts";
 import { memoryStateForTests } from "../../src/stores/memory_state.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
-import { verifyRun } from "../../src/verify/mod.ts";
+import { verifyRun } from "./_verify.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
 import { recordHash } from "../../src/core/ledger.ts";
 import { UnreadableRecordError } from "../../src/core/run/inspect.ts";

@@ -9,22 +9,11 @@ import type { BeginRequest } from "../../src/core/store.ts";
 import { type BoundaryEvent, defineTool, ToolBoundary } from "../../src/mod.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { memoryStateForTests } from "../../src/stores/memory_state.ts";
+import { startStoreRun } from "../support/runs.ts";
 
 function fakeClock(start = Date.UTC(2026, 0, 1)) {
   let now = start;
   return { clock: () => now, advance: (ms: number) => void (now += ms) };
-}
-
-async function startRun(store: MemoryStore, runId: string, now: number, calls = 100) {
-  const started = await store.startRun({
-    runId,
-    deadline: now + 600_000,
-    budget: { calls, perTool: {} },
-    ttlMs: 1_200_000,
-    attemptId: `start-${runId}`,
-    now,
-  });
-  assert.equal(started.ok, true);
 }
 
 function begin(runId: string, toolCallId: string, now: number, ttlMs = 60_000): BeginRequest {
@@ -50,7 +39,7 @@ Deno.test("new MemoryStore() refuses a maxRecords that is not a positive integer
 Deno.test("begin() on a full MemoryStore throws, writes nothing and counts nothing", async () => {
   const { clock } = fakeClock();
   const store = new MemoryStore({ clock, maxRecords: 2 });
-  await startRun(store, "run-1", clock());
+  await startStoreRun(store, "run-1", { now: clock() });
   for (const id of ["call_1", "call_2"]) {
     assert.equal((await store.begin(begin("run-1", id, clock()))).ok, true);
   }
@@ -60,14 +49,14 @@ Deno.test("begin() on a full MemoryStore throws, writes nothing and counts nothi
   assert.equal(store.size, 2);
   // The refused key was never begun, so it may begin once there is room.
   const roomy = new MemoryStore({ clock, maxRecords: 3 });
-  await startRun(roomy, "run-1", clock());
+  await startStoreRun(roomy, "run-1", { now: clock() });
   assert.equal((await roomy.begin(begin("run-1", "call_3", clock()))).ok, true);
 });
 
 Deno.test("a full MemoryStore sweeps expired records to make room before it refuses", async () => {
   const { clock, advance } = fakeClock();
   const store = new MemoryStore({ clock, maxRecords: 2 });
-  await startRun(store, "run-1", clock());
+  await startStoreRun(store, "run-1", { now: clock() });
   assert.equal((await store.begin(begin("run-1", "call_short", clock(), 1_000))).ok, true);
   assert.equal((await store.begin(begin("run-1", "call_long", clock(), 60_000))).ok, true);
   advance(1_000);
@@ -109,8 +98,8 @@ Deno.test("a full MemoryStore reaches the agent as STORE_UNAVAILABLE; the error 
 Deno.test("size counts live records only: expired ones are swept when it is read", async () => {
   const { clock, advance } = fakeClock();
   const store = new MemoryStore({ clock });
-  await startRun(store, "run-1", clock());
-  await startRun(store, "run-2", clock());
+  await startStoreRun(store, "run-1", { now: clock() });
+  await startStoreRun(store, "run-2", { now: clock() });
   await store.begin(begin("run-1", "call_a", clock(), 1_000));
   await store.begin(begin("run-2", "call_b", clock(), 2_000));
   await store.begin(begin("run-2", "call_c", clock(), 3_000));
@@ -127,7 +116,7 @@ Deno.test("expired records free their room: 3,000 short-lived begins fit in maxR
   const { clock, advance } = fakeClock();
   // Room for 1,500 live records: 3,000 begins fit only if the expired ones are dropped.
   const store = new MemoryStore({ clock, maxRecords: 1_500 });
-  await startRun(store, "run-1", clock(), 10_000);
+  await startStoreRun(store, "run-1", { now: clock(), calls: 10_000 });
   for (let i = 0; i < 3_000; i++) {
     const begun = await store.begin(begin("run-1", `call_${i}`, clock(), 10));
     assert.equal(begun.ok, true, `call_${i}`);
@@ -139,7 +128,7 @@ Deno.test("expired records free their room: 3,000 short-lived begins fit in maxR
 Deno.test("expiry follows the store's clock; record timestamps follow the caller's now", async () => {
   const { clock, advance } = fakeClock(50_000);
   const store = new MemoryStore({ clock });
-  await startRun(store, "run-1", 0);
+  await startStoreRun(store, "run-1", { now: 0 });
   const begun = await store.begin(begin("run-1", "call_1", 0, 1_000));
   assert.ok(begun.ok);
   assert.deepEqual([begun.record.createdAt, begun.record.updatedAt], [0, 0]);
@@ -173,7 +162,7 @@ Deno.test("a MemoryStore run expires with its TTL: getRun is null and begin RUN_
 Deno.test("MemoryStore hands out copies: changing a returned record or run changes nothing stored", async () => {
   const { clock } = fakeClock();
   const store = new MemoryStore({ clock });
-  await startRun(store, "run-1", clock());
+  await startStoreRun(store, "run-1", { now: clock() });
   const begun = await store.begin(begin("run-1", "call_1", clock()));
   assert.ok(begun.ok);
   begun.record.status = "READY";
@@ -225,7 +214,7 @@ Deno.test("a full MemoryStore on the next day: every record of the day before ex
 Deno.test("records of mixed TTLs expire in expiry order: size always counts exactly the live ones", async () => {
   const { clock, advance } = fakeClock();
   const store = new MemoryStore({ clock, maxRecords: 500 });
-  await startRun(store, "run-1", clock(), 100_000);
+  await startStoreRun(store, "run-1", { now: clock(), calls: 100_000 });
   let seed = 7;
   const random = (n: number) => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) % n;
   const expiries: number[] = [];

@@ -10,25 +10,15 @@ import type { BeginRequest, CompleteOutcome } from "../../src/core/store.ts";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
 import { MemoryStore } from "../../src/stores/memory.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { startStoreRun } from "../support/runs.ts";
 import { type UpstashFixture, withSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 let seq = 0;
 const id = (prefix: string) => `${prefix}-${++seq}-${crypto.randomUUID().slice(0, 8)}`;
 
-async function startRun(store: UpstashStore | MemoryStore, calls = 100): Promise<string> {
-  const runId = id("run");
-  const now = Date.now();
-  const started = await store.startRun({
-    runId,
-    deadline: now + 600_000,
-    budget: { calls, perTool: {} },
-    ttlMs: 1_200_000,
-    attemptId: id("start"),
-    now,
-  });
-  assert.equal(started.ok, true);
-  return runId;
-}
+/** A new run of `calls` calls on the store: its ID. */
+const startRun = async (store: UpstashStore | MemoryStore, calls = 100): Promise<string> =>
+  (await startStoreRun(store, id("run"), { calls, attemptId: id("start") })).runId;
 
 function beginRequest(runId: string, toolCallId: string): BeginRequest {
   return {

@@ -16,6 +16,7 @@ import {
   SCRIPTS,
 } from "../../src/stores/upstash/scripts.ts";
 import { createFakeToolkit } from "../../src/testing/mod.ts";
+import { startStoreRun } from "../support/runs.ts";
 import { stripKeyLocking } from "../support/upstash_endpoint.ts";
 import { type UpstashFixture, withSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
@@ -54,19 +55,6 @@ function monitorArgs(line: string): string[] {
     );
   }
   return args;
-}
-
-async function startRun(store: UpstashStore, runId: string): Promise<void> {
-  const now = Date.now();
-  const started = await store.startRun({
-    runId,
-    deadline: now + 600_000,
-    budget: { calls: 10, perTool: {} },
-    ttlMs: 600_000,
-    attemptId: `start-${runId}`,
-    now,
-  });
-  assert.equal(started.ok, true);
 }
 
 Deno.test("redis-server 7 refuses the allow-key-locking flag, for EVAL and SCRIPT LOAD", async () => {
@@ -162,7 +150,7 @@ Deno.test("UpstashStore keyLocking: a read-only script is sent with no-writes,al
   await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: true });
     const runId = "run-key-locking";
-    await startRun(store, runId);
+    await startStoreRun(store, runId, { calls: 10, ttlMs: 600_000 });
     await checkFlaggedScript(
       fixture,
       async () => assert.equal((await store.getRun(runId))?.runId, runId),
@@ -256,7 +244,7 @@ Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones
 Deno.test("UpstashStore: without keyLocking no script carries a shebang; keyLocking must be a boolean", async () => {
   await withSharedUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis(), keyLocking: false });
-    await startRun(store, "run-plain");
+    await startStoreRun(store, "run-plain", { calls: 10, ttlMs: 600_000 });
     const evals = fixture.endpoint.commands().filter((c) => c[0] === "eval");
     assert.deepEqual(evals.map((c) => c[1]!.split("\n")[0]), ["-- indexRun", "-- startRun"]);
     assert.throws(

@@ -20,6 +20,7 @@ import { ToolBoundary } from "../../src/core/boundary.ts";
 import { BoundaryError } from "../../src/core/errors.ts";
 import type { CompleteOutcome, StartRunRequest } from "../../src/core/store.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { startStoreRun } from "../support/runs.ts";
 import { type UpstashFixture, withUpstashFixture } from "../support/upstash_fixture.ts";
 
 const READY: CompleteOutcome = {
@@ -39,10 +40,6 @@ function startRequest(runId: string): StartRunRequest {
     attemptId: `start-${runId}`,
     now,
   };
-}
-
-async function startRun(store: UpstashStore, runId: string): Promise<void> {
-  assert.equal((await store.startRun(startRequest(runId))).ok, true);
 }
 
 /** Begins a call; returns the complete request that finishes it READY. */
@@ -140,7 +137,7 @@ Deno.test("UpstashStore: a complete cut off at any of its writes leaves no READY
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: [] });
     const runId = "run-cut-off";
-    await startRun(store, runId);
+    await startStoreRun(store, runId, { calls: 50, ttlMs: 600_000 });
     const first = await begin(store, runId, "call_first");
     assert.equal((await store.complete(first)).ok, true);
 
@@ -234,7 +231,7 @@ Deno.test("UpstashStore: an index entry whose record stayed PROJECTING is not a 
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: [] });
     const runId = "run-projecting-entry";
-    await startRun(store, runId);
+    await startStoreRun(store, runId, { calls: 50, ttlMs: 600_000 });
     const done = await begin(store, runId, "call_done");
     assert.equal((await store.complete(done)).ok, true);
     const cut = await begin(store, runId, "call_cut");
@@ -264,7 +261,7 @@ Deno.test("UpstashStore: over the memory limit with eviction off, complete write
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const boundary = new ToolBoundary({ store, tools: [] });
     const runId = "run-full";
-    await startRun(store, runId);
+    await startStoreRun(store, runId, { calls: 50, ttlMs: 600_000 });
     const done = await begin(store, runId, "call_done");
     assert.equal((await store.complete(done)).ok, true);
     const full = await begin(store, runId, "call_full");

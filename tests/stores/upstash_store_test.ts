@@ -9,6 +9,7 @@ import type { CompleteOutcome, StoredRecord } from "../../src/core/store.ts";
 import { ToolBoundary } from "../../src/core/boundary.ts";
 import { RedisStoreError, UpstashStore } from "../../src/stores/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/mod.ts";
+import { startStoreRun } from "../support/runs.ts";
 import { withSharedUpstashFixture, withUpstashFixture } from "../support/upstash_fixture.ts";
 
 const CANARY = "canary-7c1f-secret";
@@ -16,19 +17,9 @@ const CANARY = "canary-7c1f-secret";
 let seq = 0;
 const id = (prefix: string) => `${prefix}-${++seq}-${crypto.randomUUID().slice(0, 8)}`;
 
-async function startRun(store: UpstashStore, runId = id("run"), calls = 100): Promise<string> {
-  const now = Date.now();
-  const started = await store.startRun({
-    runId,
-    deadline: now + 600_000,
-    budget: { calls, perTool: {} },
-    ttlMs: 1_200_000,
-    attemptId: id("start"),
-    now,
-  });
-  assert.equal(started.ok, true);
-  return runId;
-}
+/** A run of `calls` calls on the store, under a new ID unless one is given: its ID. */
+const startRun = async (store: UpstashStore, runId = id("run"), calls = 100): Promise<string> =>
+  (await startStoreRun(store, runId, { calls, attemptId: id("start") })).runId;
 
 function beginRequest(runId: string, toolCallId: string, over: Record<string, unknown> = {}) {
   return {

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { CompleteOutcome, StoredRecord } from "../../src/core/store.ts";
 import { type UpstashRedisClient, UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { startStoreRun } from "../support/runs.ts";
 import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 /** The client options a user may set that change what a reply looks like to the store. */
@@ -65,20 +66,6 @@ function recording(
   };
 }
 
-async function startRun(store: UpstashStore, runId: string, perTool: Record<string, number>) {
-  const now = Date.now();
-  const started = await store.startRun({
-    runId,
-    deadline: now + 600_000,
-    budget: { calls: Number.MAX_SAFE_INTEGER, perTool },
-    ttlMs: 600_000,
-    attemptId: `start-${runId}`,
-    now,
-  });
-  assert.ok(started.ok);
-  return started.run;
-}
-
 Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begin and complete send back only what the caller lacks", async () => {
   const fixture = await startSharedUpstashFixture();
   try {
@@ -86,7 +73,7 @@ Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begi
     const { client, replies } = recording(raw);
     const store = new UpstashStore({ redis: client });
     const runId = "run_wire";
-    await startRun(store, runId, {});
+    await startStoreRun(store, runId, { calls: Number.MAX_SAFE_INTEGER, ttlMs: 600_000 });
     const rawJson = JSON.stringify({ hits: ["x".repeat(2_000)] });
     const agentResultJson = JSON.stringify({ evidence: "NO_EVIDENCE", scope: "s", content: [] });
     const requestJson = '{"query":"disk"}';
@@ -167,7 +154,11 @@ Deno.test("UpstashStore wire: stored bytes come back exactly (UTF-8, escapes, co
       const runId = `run_${crypto.randomUUID().slice(0, 8)}`;
       const perTool: Record<string, number> = {};
       AWKWARD.forEach((text, i) => (perTool[text] = 1_234_567_890_123 + i));
-      const run = await startRun(store, runId, perTool);
+      const run = await startStoreRun(store, runId, {
+        calls: Number.MAX_SAFE_INTEGER,
+        perTool,
+        ttlMs: 600_000,
+      });
       assert.deepEqual(run.budget, { calls: Number.MAX_SAFE_INTEGER, perTool }, config.name);
       assert.deepEqual(await store.getRun(runId), run, config.name);
 

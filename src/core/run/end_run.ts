@@ -8,7 +8,16 @@ import { BoundaryError } from "../errors.ts";
 import { isSafeRunId } from "../ids.ts";
 import { MIN_FACT_BYTES } from "../limits.ts";
 import { canonicalJson, type JsonValue } from "../json.ts";
-import { type LedgerSigner, receiptMessage, recordHash, sha256Base64url } from "../ledger.ts";
+import {
+  type LedgerSigner,
+  MAX_TIMESTAMP_BYTES,
+  receiptMessage,
+  recordHash,
+  sha256Base64url,
+  sha256Bytes,
+  stampedText,
+  toBase64url,
+} from "../ledger.ts";
 import { rowsToFacts } from "../progress.ts";
 import { emit, type Setup } from "../setup.ts";
 import type { FactRow, SealState } from "../store.ts";
@@ -34,7 +43,8 @@ export interface Seal {
  * the sealed facts and receipt, without reading the records again.
  *
  * @returns The facts, the number omitted and (with a ledger key) the receipt.
- * @throws {BoundaryError} RUN_NOT_FOUND, INVALID_RUN_ID or STORE_UNAVAILABLE.
+ * @throws {BoundaryError} RUN_NOT_FOUND, INVALID_RUN_ID, STORE_UNAVAILABLE, or (with a
+ *   `timestamp`) TIMESTAMP_UNAVAILABLE: the run is ended but not sealed, and a later end seals it.
  */
 export async function endRun(setup: Setup, run: RunContext | string): Promise<RunEnd> {
   const runId = typeof run === "string" ? run : run?.runId;
@@ -208,7 +218,35 @@ async function sealOf(
   const factsHash = await sha256Base64url(canonicalJson(report.facts as unknown as JsonValue));
   const unsigned = { runId, startedAt, calls, factsHash, keyId: signer.keyId };
   const sig = await signer.sign(receiptMessage(unsigned));
-  return { receipt: { ...unsigned, sig }, facts: report.facts, omitted: report.omitted };
+  const receipt: RunReceipt = { ...unsigned, sig };
+  if (setup.timestamp !== undefined) {
+    receipt.timestamp = await timestampOf(setup.timestamp, receipt);
+  }
+  return { receipt, facts: report.facts, omitted: report.omitted };
+}
+
+/**
+ * The RFC 3161 token of a signed receipt, base64url: the Time Stamping Authority is asked once,
+ * for the SHA-256 of {@linkcode stampedText}. A seal the TSA did not stamp is never kept: any
+ * failure is TIMESTAMP_UNAVAILABLE, and the run stays unsealed for a later `endRun` to seal.
+ */
+async function timestampOf(
+  timestamp: (digest: Uint8Array) => Promise<Uint8Array>,
+  receipt: RunReceipt,
+): Promise<string> {
+  const digest = await sha256Bytes(stampedText(receipt));
+  let token: unknown;
+  try {
+    token = await timestamp(digest);
+  } catch (error) {
+    throw new BoundaryError("TIMESTAMP_UNAVAILABLE", { cause: error });
+  }
+  if (!(token instanceof Uint8Array) || token.length === 0 || token.length > MAX_TIMESTAMP_BYTES) {
+    throw new BoundaryError("TIMESTAMP_UNAVAILABLE", {
+      cause: new TypeError("timestamp answered no token: expected 1 byte to 64 KiB of DER"),
+    });
+  }
+  return toBase64url(token);
 }
 
 /** The hash of a record as the store holds it now; `null` when it is gone or cannot be read. */
