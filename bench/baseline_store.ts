@@ -26,7 +26,7 @@
 import type { Redis } from "@upstash/redis";
 import type { ErrorCode } from "../src/core/errors.ts";
 import type {
-  BeginRefusal,
+  BeginReply,
   BeginRequest,
   CallLookup,
   CallSummary,
@@ -101,18 +101,25 @@ export class BaselineStore implements Store {
   }
 
   /** {@inheritDoc Store.begin} */
-  async begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal> {
+  async begin(request: BeginRequest): Promise<BeginReply> {
     const runKey = this.#run(request.runId);
     const recordKey = this.#record(request.runId, request.toolCallId);
     const run = await this.#redis.hgetall<Record<string, unknown>>(runKey);
     if (run === null) return refuse("RUN_NOT_FOUND");
+    const state = toRun(run);
+    if (request.startedAt !== undefined && state.startedAt !== request.startedAt) {
+      return refuse("RUN_NOT_FOUND");
+    }
+    const begunRun = { deadline: state.deadline, startedAt: state.startedAt };
     if (run.status !== "ACTIVE") return refuse("RUN_INACTIVE");
     if (request.now >= Number(run.deadline)) return refuse("DEADLINE_EXCEEDED");
     const record = projectingRecord(request, request.now + request.ttlMs);
     const created = await this.#redis.set(recordKey, record, { nx: true, px: request.ttlMs });
     if (created === null) {
       const existing = await this.#redis.get<StoredRecord>(recordKey);
-      if (existing?.attemptId === request.attemptId) return { ok: true, record: existing };
+      if (existing?.attemptId === request.attemptId) {
+        return { ok: true, record: existing, run: begunRun };
+      }
       return refuse("DUPLICATE_TOOL_CALL");
     }
     const toolLimit = run[`b:${request.toolName}`];
@@ -131,7 +138,7 @@ export class BaselineStore implements Store {
       await this.#redis.del(recordKey);
       return refuse("RUN_BUDGET_EXHAUSTED");
     }
-    return { ok: true, record };
+    return { ok: true, record, run: begunRun };
   }
 
   /** {@inheritDoc Store.complete} */

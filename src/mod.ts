@@ -52,6 +52,7 @@
  */
 export { ToolBoundary } from "./core/boundary.ts";
 export { generateLedgerKeys, type RunBundle } from "./core/ledger.ts";
+export { memoryArchive, type RunArchive } from "./core/archive.ts";
 export type {
   AuthorizeRequest,
   BoundaryEvent,
@@ -88,7 +89,9 @@ export type {
   RunBudget,
   RunContext,
   RunEnd,
+  RunInstance,
   RunReceipt,
+  RunRef,
   ToolCallEnvelope,
   ToolFailure,
 } from "./core/types.ts";

@@ -27,8 +27,10 @@
 // (`@tool-boundary/core`): each name has one entry.
 export type {
   BeginRefusal,
+  BeginReply,
   BeginRequest,
   BegunCall,
+  BegunRun,
   CallLookup,
   CanonicalIdentity,
   CompleteOutcome,

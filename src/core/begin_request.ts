@@ -44,6 +44,7 @@ export class PendingBeginRequest implements BeginRequest {
   readonly attemptId: string;
   readonly ttlMs: number;
   readonly now: number;
+  readonly startedAt?: number;
   readonly #digest: PendingDigest;
 
   constructor(
@@ -59,6 +60,7 @@ export class PendingBeginRequest implements BeginRequest {
     this.attemptId = fields.attemptId;
     this.ttlMs = fields.ttlMs;
     this.now = fields.now;
+    if (fields.startedAt !== undefined) this.startedAt = fields.startedAt;
     this.#digest = digest;
   }
 

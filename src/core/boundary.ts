@@ -17,6 +17,7 @@ import type {
   ObservedFact,
   RunContext,
   RunEnd,
+  RunRef,
   ToolCallEnvelope,
 } from "./types.ts";
 import { checkCitations } from "./run/check_citations.ts";
@@ -79,8 +80,8 @@ export class ToolBoundary {
    * @param options Store, tools, limits, TTLs, authorization, observer and clock.
    * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
    *   lone surrogate, `store` is not a store, or `onDuplicate` is neither "refuse" nor "replay".
-   * @throws {RangeError} When a limit is not a positive integer or a TTL is not an integer from 1
-   *   to `MAX_TTL_MS`.
+   * @throws {RangeError} When a limit is not a positive integer, a TTL is not an integer from 1
+   *   to `MAX_TTL_MS`, or `storeRetryMs` not an integer from 0 to `MAX_TIMER_MS`.
    */
   constructor(options: ToolBoundaryOptions) {
     this.#setup = createSetup(options);
@@ -143,16 +144,36 @@ export class ToolBoundary {
 
   /**
    * Starts a run: validates the run ID (or generates one), fixes the deadline and budgets, and
-   * creates the run's state in the store.
+   * creates the run's state in the store. A start the store failed (it threw) is tried again with
+   * the same attempt for up to `storeRetryMs`; with an `idempotencyKey`, a start the caller sends
+   * again (its answer lost) is the same start too, and returns the same run.
    *
-   * @param options Run ID, deadline or TTL, budget.
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { ToolBoundary } from "@tool-boundary/core";
+   *
+   * const boundary = new ToolBoundary({ tools: [] });
+   * const key = crypto.randomUUID();
+   * const run = await boundary.startRun({ ttlMs: 60_000, idempotencyKey: key });
+   * // Sent again (say its answer was lost): the same run, not RUN_ALREADY_EXISTS.
+   * assert.deepEqual(await boundary.startRun({ ttlMs: 60_000, idempotencyKey: key }), run);
+   * // The key with other options is another start of the run ID the key names.
+   * await assert.rejects(
+   *   () => boundary.startRun({ ttlMs: 30_000, idempotencyKey: key }),
+   *   { code: "RUN_ALREADY_EXISTS" },
+   * );
+   * ```
+   *
+   * @param options Run ID, deadline or TTL, budget, idempotency key.
    * @returns The immutable run context to pass to every call.
    * @throws {BoundaryError} INVALID_RUN_ID, RUN_ALREADY_EXISTS, DEADLINE_EXCEEDED (a deadline
    *   not in the future) or STORE_UNAVAILABLE.
    * @throws {RangeError} When the deadline is not an integer epoch ms up to `MAX_EPOCH_MS`,
    *   `ttlMs` not an integer from 1 to `MAX_TTL_MS`, `budget.calls` not an integer from 1 to
-   *   `MAX_BUDGET`, or a `budget.perTool` key not well-formed Unicode or its value not an integer
-   *   from 0 to `MAX_BUDGET` (see `./limits.ts`).
+   *   `MAX_BUDGET`, a `budget.perTool` key not well-formed Unicode or its value not an integer
+   *   from 0 to `MAX_BUDGET` (see `./limits.ts`), or `idempotencyKey` not 1 to 255 visible ASCII
+   *   characters.
    * @throws {TypeError} When the `ledgerKey` is not a key pair (`d` not the private key of `x`,
    *   or WebCrypto refused it): no run is created.
    */
@@ -161,7 +182,9 @@ export class ToolBoundary {
   }
 
   /**
-   * Loads the context of an existing run, for example in another instance or an HTTP handler.
+   * Loads the context of an existing run, for example in another instance. A caller that only
+   * makes calls needs none: `invoke` and `recall` take a {@linkcode RunRef}, and the store's
+   * begin answers the context, without this read.
    *
    * @param runId The run ID.
    * @returns The context, or `null` when the run is unknown, expired or the ID is unsafe.
@@ -180,13 +203,25 @@ export class ToolBoundary {
    * preflight, authorize, begin (the record is created), execute, check, project, complete (the
    * record ends READY or ERROR), result.
    *
-   * @param run The explicit run context from `startRun`.
+   * The run is its context (from `startRun` or `getRun`), or a {@linkcode RunRef}: its ID and,
+   * optionally, the `startedAt` of the instance. Either way the store's one begin checks the run,
+   * and that it is the instance named (a context always names its own): a run ID started again
+   * after its state was gone is another run, and a call for the earlier one is RUN_NOT_FOUND.
+   * Given a reference, nothing is read first (but for the `authorize` hook, which is asked with
+   * the run's context): the tool gets the run instance begin answered (`ctx.run`), and the
+   * deadline checks are the store's.
+   *
+   * A complete the store failed (it threw) is tried again with the same attempt, with backoff,
+   * for up to `storeRetryMs`, so that an outcome a tool produced is kept when the store comes
+   * back within it; the agent gets STORE_UNAVAILABLE only after that.
+   *
+   * @param run The run context from `startRun`, or a run reference.
    * @param envelope The call as the agent framework produced it.
    * @param options The caller's `signal` (see {@linkcode InvokeOptions}).
    * @returns The bounded READY result, or an ERROR with a safe code. Never raw data.
-   * @throws {TypeError} When `run` is not a run context, `options.signal` not an AbortSignal, or
-   *   the `ledgerKey` not a key pair (`d` not the private key of `x`): programming errors, and
-   *   nothing is recorded.
+   * @throws {TypeError} When `run` is neither a run context nor a run reference,
+   *   `options.signal` not an AbortSignal, or the `ledgerKey` not a key pair (`d` not the private
+   *   key of `x`): programming errors, and nothing is recorded.
    *
    * @example
    * ```ts
@@ -213,7 +248,7 @@ export class ToolBoundary {
    * ```
    */
   invoke(
-    run: RunContext,
+    run: RunContext | RunRef,
     envelope: ToolCallEnvelope,
     options?: InvokeOptions,
   ): Promise<BoundaryResult> {
@@ -228,13 +263,15 @@ export class ToolBoundary {
    * READY or ERROR record of the same request -> the result exactly as first returned, plus
    * `replayed: true`; another request (or another tool) -> ERROR TOOL_CALL_CONFLICT; still
    * PROJECTING -> ERROR OUTCOME_UNKNOWN; never begun -> ERROR RECORD_NOT_FOUND; begun but its
-   * record expired -> ERROR RECORD_EXPIRED; the run gone -> ERROR RUN_NOT_FOUND. Never throws
-   * for what the envelope holds; tells the observer nothing.
+   * record expired -> ERROR RECORD_EXPIRED; the run gone (or another instance than the one
+   * `run` names) -> ERROR RUN_NOT_FOUND. Never throws for what the envelope holds; tells the
+   * observer nothing.
    *
-   * @param run The run context (from `startRun` or `getRun`).
+   * @param run The run context (from `startRun` or `getRun`), or a {@linkcode RunRef}.
    * @param envelope The call as the agent framework produced it.
    * @returns The recorded result, or an ERROR with a safe code.
-   * @throws {TypeError} When `run` is not a run context (a programming error).
+   * @throws {TypeError} When `run` is neither a run context nor a run reference (a programming
+   *   error).
    *
    * @example
    * ```ts
@@ -257,7 +294,7 @@ export class ToolBoundary {
    * assert.equal(executed, 1);
    * ```
    */
-  recall(run: RunContext, envelope: ToolCallEnvelope): Promise<BoundaryResult> {
+  recall(run: RunContext | RunRef, envelope: ToolCallEnvelope): Promise<BoundaryResult> {
     return recall(this.#setup, run, envelope);
   }
 

@@ -107,6 +107,13 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 /** Milliseconds `authorize` may take when `authorizeTimeoutMs` is not set. */
 export const DEFAULT_AUTHORIZE_TIMEOUT_MS = 10_000;
 
+/**
+ * Milliseconds a complete or a run start that the store failed (threw) is tried again, with the
+ * same attempt, when `storeRetryMs` is not set: an outage of the store that ends within it loses
+ * no outcome a tool produced.
+ */
+export const DEFAULT_STORE_RETRY_MS = 5_000;
+
 /** A record's TTL when `recordTtlMs` is not set: 24 hours. */
 export const DEFAULT_RECORD_TTL_MS = 86_400_000;
 
@@ -399,6 +406,7 @@ function checkBegin(
   }
   checkEpochMs("now", request.now);
   checkTtlMs("ttlMs", request.ttlMs);
+  if (request.startedAt !== undefined) checkEpochMs("startedAt", request.startedAt);
   return null;
 }
 

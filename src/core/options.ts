@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { RunArchive } from "./archive.ts";
 import type { ErrorCode } from "./errors.ts";
 import type { JsonObject } from "./json.ts";
 import type { RecordProof } from "./types.ts";
@@ -117,6 +118,18 @@ export interface ToolBoundaryOptions {
    * creates no record. @default 10000 (10 s)
    */
   authorizeTimeoutMs?: number;
+  /**
+   * How long a store write that threw (an infrastructure failure, not a refusal) is tried again
+   * with the same attempt, with backoff from 50 ms up to 1 s between tries, counted from its
+   * first failure: a call's complete, so that the outcome a tool produced is kept when the store
+   * comes back within it (the agent waits meanwhile, and gets STORE_UNAVAILABLE only after it),
+   * and a run's start. Both are safe to repeat: a store answers a repeat of an attempt with what
+   * the first wrote. A try under way when it ends is awaited (a store bounds each try by its own
+   * timeout, `timeoutMs` on UpstashStore). `0` tries once. A begin is never tried again: when it
+   * fails the tool has not run.
+   * @default 5000
+   */
+  storeRetryMs?: number;
   /** Receives events with internal detail, for harness logs and traces. Errors it throws are ignored. */
   observe?: (event: BoundaryEvent) => void;
   /** Epoch ms clock; readings are rounded down to whole milliseconds. @default Date.now */
@@ -148,6 +161,16 @@ export interface ToolBoundaryOptions {
    * See docs/proof.md.
    */
   timestamp?: (digest: Uint8Array) => Promise<Uint8Array>;
+  /**
+   * Keeps each sealed run past the store's TTL: every `endRun` that answers a sealed run (the
+   * one that seals it, after the seal is kept and stamped, and every later one) writes the run's
+   * bundle, `JSON.stringify(await exportRun(runId))`, with `archive.put(runId, bundleJson)`.
+   * Never called per call. A write that fails makes `endRun` fail with ARCHIVE_UNAVAILABLE; the
+   * run stays sealed, and a later `endRun` writes the same seal again. E.g. `r2Archive(bucket)`
+   * of `@tool-boundary/cloudflare`, or `memoryArchive()` for tests. Needs `ledgerKey`. See
+   * docs/proof.md.
+   */
+  archive?: RunArchive;
 }
 
 /** Options of {@linkcode ToolBoundary.startRun}. */
@@ -160,6 +183,16 @@ export interface StartRunOptions {
   ttlMs?: number;
   /** Call budgets. */
   budget?: RunBudget;
+  /**
+   * Makes the start safe to send again (after a failure whose outcome is unknown: a timeout, a
+   * STORE_UNAVAILABLE, a lost response): 1 to 255 visible ASCII characters (no space), unique
+   * per start, such as a UUID. The key and the other options are the start's attempt: a start
+   * sent again with both returns the run the first one started (while it lives), not
+   * RUN_ALREADY_EXISTS; the key with other options is another start, refused
+   * RUN_ALREADY_EXISTS. Without `runId`, the run ID is derived from the key (its SHA-256 in the
+   * form of a UUID), so every repeat names the same run.
+   */
+  idempotencyKey?: string;
 }
 
 /** Options of {@linkcode ToolBoundary.invoke}. */

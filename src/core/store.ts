@@ -15,10 +15,16 @@
  * transport may resend a request (HTTP retries) must treat a repeat of the same attempt as the
  * same operation, neither a duplicate of itself nor a second use of a budget.
  *
+ * A run ID names a run only while its state lives: once it is gone (expired, or lost with the
+ * store's data), the ID can be started again, as another instance of the run. An instance is
+ * told by its `startedAt`: `begin` and `lookupCall` take the one they are for and treat a run
+ * of the same ID that started at another ms as absent (RUN_NOT_FOUND, `null`), and begin's
+ * answer names the instance it began in, so no caller has to read the run first.
+ *
  * Every store accepts the same values, checked before anything is written or sent (with
  * `checkStartRunRequest`, `checkBeginRequest`, `checkEpochMs` and `checkReadFactsRequest` from
- * `./limits.ts`): a method rejects with a `RangeError` a deadline or `now` that is not an integer
- * epoch ms from 0 to `MAX_EPOCH_MS`, a TTL that is not an integer from 1 to `MAX_TTL_MS`, a budget
+ * `./limits.ts`): a method rejects with a `RangeError` a deadline, `now` or instance `startedAt`
+ * that is not an integer epoch ms from 0 to `MAX_EPOCH_MS`, a TTL that is not an integer from 1 to `MAX_TTL_MS`, a budget
  * that is not an integer from 0 to `MAX_BUDGET`, a tool name (in `begin` or as a `perTool` key)
  * with a lone surrogate, a `requestDigest` that is not 1 to 128 of `A-Z a-z 0-9 _ -`, or a fact
  * cap that is neither a safe integer nor `Infinity`. Per-tool tables are read and written as own
@@ -146,6 +152,25 @@ export interface BeginRequest {
   ttlMs: number;
   /** The caller's clock, epoch ms. */
   now: number;
+  /**
+   * The instance of the run the call is for: its `startedAt` (an integer epoch ms). A run of
+   * this ID that started at another ms is another instance (the one asked for is gone and its ID
+   * was started again): begin refuses RUN_NOT_FOUND, as for an absent run, and writes nothing.
+   * Absent: whichever instance lives.
+   */
+  startedAt?: number;
+}
+
+/**
+ * What a begin that created its record (or found it again, for a repeat of its attempt) tells
+ * of the run it began in: the instance, and the deadline its tool stage ends by, so that the
+ * caller need not read the run first. Both fixed when the run starts.
+ */
+export interface BegunRun {
+  /** Epoch ms after which no call may begin: the call's tool stage ends by it. */
+  deadline: number;
+  /** Epoch ms when the run was started: the instance the call began in. */
+  startedAt: number;
 }
 
 /** The READY or ERROR outcome a complete writes. */
@@ -422,6 +447,12 @@ export type BeginRefusal =
   >
   | DuplicateRefusal;
 
+/**
+ * What {@linkcode Store.begin} answers: the PROJECTING record it created (or, for a repeat of
+ * the attempt, the record as stored) and the run it began in; or the refusal.
+ */
+export type BeginReply = { ok: true; record: StoredRecord; run: BegunRun } | BeginRefusal;
+
 /** Why {@linkcode Store.complete} refused. */
 export type CompleteRefusal = StoreRefusal<"RECORD_EXPIRED" | "ILLEGAL_TRANSITION">;
 
@@ -463,16 +494,18 @@ export interface Store {
   /** Reads a run; `null` when absent or expired. Never touches TTLs. */
   getRun(runId: string): Promise<RunState | null>;
   /**
-   * Atomically, in this order: run exists (RUN_NOT_FOUND); a repeat of the attempt that began
-   * the key returns its record (while it lives); run ACTIVE (RUN_INACTIVE); `now` before its
-   * deadline (DEADLINE_EXCEEDED); key new, else DUPLICATE_TOOL_CALL when it was begun with the
-   * same `requestDigest` (carrying the record when `replay` is asked) and TOOL_CALL_CONFLICT
-   * when with another (a key stays begun for the life of the run, also after its record
-   * expired, so no call runs twice); tool and run budgets left (TOOL_BUDGET_EXHAUSTED,
+   * Atomically, in this order: run exists, and is the instance asked for when the request names
+   * one by `startedAt` (RUN_NOT_FOUND); a repeat of the attempt that began the key returns its
+   * record (while it lives); run ACTIVE (RUN_INACTIVE); `now` before its deadline
+   * (DEADLINE_EXCEEDED); key new, else DUPLICATE_TOOL_CALL when it was begun with the same
+   * `requestDigest` (carrying the record when `replay` is asked) and TOOL_CALL_CONFLICT when
+   * with another (a key stays begun for the life of the run, also after its record expired, so
+   * no call runs twice); tool and run budgets left (TOOL_BUDGET_EXHAUSTED,
    * RUN_BUDGET_EXHAUSTED). Then creates the PROJECTING record with its TTL, keeps the
-   * {@linkcode BegunCall} and counts both budgets. A refusal writes nothing.
+   * {@linkcode BegunCall} and counts both budgets, and answers the record with the
+   * {@linkcode BegunRun}. A refusal writes nothing.
    */
-  begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal>;
+  begin(request: BeginRequest): Promise<BeginReply>;
   /**
    * Atomically: PROJECTING -> READY | ERROR for the attempt that began it, keeping the remaining
    * TTL, and appends the identity to the run's progress index. An absent record gives
@@ -502,9 +535,10 @@ export interface Store {
   readFacts(request: ReadFactsRequest): Promise<ReadFactsReply>;
   /**
    * Reads what the run keeps of one key: the begun call and its record. `null` when the run is
-   * absent or expired. Never touches TTLs.
+   * absent or expired, or (when `startedAt` is given) another instance than the one asked for.
+   * Never touches TTLs.
    */
-  lookupCall(runId: string, toolCallId: string): Promise<CallLookup | null>;
+  lookupCall(runId: string, toolCallId: string, startedAt?: number): Promise<CallLookup | null>;
   /**
    * Every call the run began, in begin order, each with its record's status (EXPIRED once the
    * record is gone); refusals were never begun and are not listed. `null` when the run is absent.

@@ -8,7 +8,7 @@ import type * as v from "valibot";
 import { isWellFormedName } from "./ids.ts";
 import { jsonSchemaOf } from "./json_schema.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
-import type { ProjectedEvidence, RunContext } from "./types.ts";
+import type { ProjectedEvidence, RunInstance } from "./types.ts";
 
 /**
  * What a projector returns. `content` is typed loosely for convenience; the boundary checks at
@@ -30,16 +30,19 @@ export interface ExecuteContext {
    * the caller's `signal` given to `invoke` aborts (with the caller's reason).
    */
   signal: AbortSignal;
-  /** The run. */
-  run: RunContext;
+  /**
+   * The run: its ID, deadline and start. (Given a run context, `invoke` passes that context
+   * itself; given a run reference, the instance the store's begin answered.)
+   */
+  run: RunInstance;
   /** The framework's tool call ID. */
   toolCallId: string;
 }
 
 /** What a projector receives besides the raw response. */
 export interface ProjectContext {
-  /** The run. */
-  run: RunContext;
+  /** The run, as the executor got it. */
+  run: RunInstance;
   /** The framework's tool call ID. */
   toolCallId: string;
   /** The request as recorded: what the tool received, whatever the tool did to it since. */

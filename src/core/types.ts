@@ -24,17 +24,67 @@ export interface RunBudget {
 }
 
 /**
- * The explicit context of one run, passed to every call. Returned by `startRun`; immutable.
+ * The run instance a tool call runs in, as its tool and projector see it (`ctx.run`): the run
+ * ID, the deadline and the start. A {@linkcode RunContext} is one; a call given only a
+ * {@linkcode RunRef} gets the one the store's begin answered.
  */
-export interface RunContext {
+export interface RunInstance {
   /** The run ID, validated against the run ID allow-list. */
   readonly runId: string;
   /** Epoch milliseconds after which no call may begin. */
   readonly deadline: number;
-  /** Epoch milliseconds when the run was started. */
+  /** Epoch milliseconds when the run was started: with the ID, it names the instance. */
   readonly startedAt: number;
+}
+
+/**
+ * The explicit context of one run, passed to every call. Returned by `startRun`; immutable.
+ */
+export interface RunContext extends RunInstance {
   /** The budgets in force: `perTool` includes each tool's own default budget. */
   readonly budget: Readonly<{ calls: number; perTool: Readonly<Record<string, number>> }>;
+}
+
+/**
+ * A run named without its context, as an HTTP route or a worker that holds only the run ID knows
+ * it: `invoke` and `recall` take one in place of a {@linkcode RunContext}, and read nothing
+ * first. The store's begin then checks the run (and, with `startedAt`, that it is still the
+ * instance of that start: a run ID started again after its state was gone is another instance,
+ * and a call for the earlier one is RUN_NOT_FOUND) and answers the {@linkcode RunInstance} the
+ * tool gets.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { defineTool, type RunRef, ToolBoundary } from "@tool-boundary/core";
+ *
+ * const ping = defineTool({
+ *   name: "ping",
+ *   readOnly: true,
+ *   execute: (_input, { run }) => ({ deadline: run.deadline }),
+ *   project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "ping", content: raw.deadline }),
+ * });
+ * const boundary = new ToolBoundary({ tools: [ping] });
+ * const run = await boundary.startRun({ ttlMs: 60_000 });
+ * const ref: RunRef = { runId: run.runId, startedAt: run.startedAt };
+ * const result = await boundary.invoke(ref, {
+ *   toolCallId: "call_1", runId: run.runId, toolName: "ping", input: {},
+ * });
+ * assert.equal(result.status === "READY" && result.content, run.deadline);
+ * const stale = await boundary.invoke({ runId: run.runId, startedAt: run.startedAt - 1 }, {
+ *   toolCallId: "call_2", runId: run.runId, toolName: "ping", input: {},
+ * });
+ * assert.equal(stale.status === "ERROR" && stale.code, "RUN_NOT_FOUND");
+ * ```
+ */
+export interface RunRef {
+  /** The run ID. */
+  readonly runId: string;
+  /**
+   * The `startedAt` of the run instance the call is for (a run token carries it); absent for
+   * whichever instance of the ID lives.
+   */
+  readonly startedAt?: number;
 }
 
 /**

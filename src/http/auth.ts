@@ -2,13 +2,15 @@
  * Bearer tokens and roles: the agent token may only submit tool calls, the harness token may do
  * everything. Tokens are checked when the app is made (fail closed) and compared in constant
  * time on every request. A run token (signed, see `run_token.ts`) is an agent token for one
- * run instance only: on any route of another run, or one without a run, or on a later run
- * started under the same ID, it is FORBIDDEN.
+ * run instance only: on any route of another run, or one without a run, it is FORBIDDEN; on a
+ * later run started under the same ID its calls are RUN_NOT_FOUND, as the store's begin
+ * refuses the instance it names (no instance keeps runs of its own to decide it).
  *
  * @module
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { bearerAuth } from "hono/bearer-auth";
+import type { RunRef } from "../core/types.ts";
 import { errorResponse } from "./status.ts";
 
 /**
@@ -91,16 +93,21 @@ export interface RunScope {
   startedAt: number;
 }
 
-/** How the guards check run tokens, cheapest first. */
+/** How the guards check run tokens. */
 export interface RunTokenCheck {
   /** The instance a genuine, unexpired run token names (MAC checked first), else `null`. */
   scope(token: string): Promise<RunScope | null>;
-  /**
-   * The `startedAt` of the run with this ID as the app knows it (its run cache, filled from the
-   * store), `null` when there is none. An app whose cache still holds the earlier run (another
-   * instance started the new one) answers the earlier start until that entry is replaced.
-   */
-  startedAt(runId: string): Promise<number | null>;
+}
+
+/**
+ * The run a request of a run's route is for: the path's run ID and, for a run token, the
+ * instance it was issued for. The boundary's calls take it as it is: the store's begin (or
+ * lookup) checks the run and its instance, so no instance reads or keeps runs of its own.
+ */
+export function runOf(c: Context<AppEnv>): RunRef {
+  const runId = c.req.param("runId") ?? "";
+  const scope = c.get("runScope");
+  return scope === undefined ? { runId } : { runId, startedAt: scope.startedAt };
 }
 
 const MIN_TOKEN_LENGTH = 16;
@@ -157,16 +164,12 @@ export function accessGuards(
     if (c.get("role") !== "harness") return errorResponse(c, "FORBIDDEN");
     await next();
   };
-  // After the MAC and the claims, the one check that needs the run: its instance. A run the app
-  // does not know passes, so that the route answers an unknown run as it always does.
+  // After the MAC and the claims: the run of the path is the token's. Its instance is the store's
+  // to check, in the begin of each call (the route passes the token's `startedAt` on).
   const ownRunOnly: MiddlewareHandler<AppEnv> = async (c, next) => {
     const scope = c.get("runScope");
-    if (scope !== undefined) {
-      if (c.req.param("runId") !== scope.runId) return errorResponse(c, "FORBIDDEN");
-      const startedAt = await runTokens!.startedAt(scope.runId);
-      if (startedAt !== null && startedAt !== scope.startedAt) {
-        return errorResponse(c, "FORBIDDEN");
-      }
+    if (scope !== undefined && c.req.param("runId") !== scope.runId) {
+      return errorResponse(c, "FORBIDDEN");
     }
     await next();
   };

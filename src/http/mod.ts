@@ -76,7 +76,6 @@ import { mcpServer } from "../mcp/server.ts";
 import { originGuard, originList, withoutChallenge } from "./mcp_guards.ts";
 import { buildOpenApi } from "./openapi.ts";
 import { pathGuards, type RouteDeps, ROUTES, toolList } from "./routes.ts";
-import { RunCache } from "./run_cache.ts";
 import { Signer, verifyRunToken } from "./run_token.ts";
 import {
   type AnyErrorCode,
@@ -128,7 +127,6 @@ export type BoundaryApp = Hono<AppEnv>;
  *   agentToken: ["agent-token-0123456789", "agent-token-next-0123456789"], // rotation
  *   harnessToken: "harness-token-0123456789",
  *   toolCallBodyBytes: 4096,
- *   runCacheSize: 0,
  *   info: { title: "my tools", version: "2.0.0" },
  *   onError: (_error, requestId) => errors.push(requestId),
  * };
@@ -149,8 +147,6 @@ export interface CreateAppOptions {
    * @default toolCallBodyLimit(boundary.limits)
    */
   toolCallBodyBytes?: number;
-  /** Run contexts cached per app, so a tool call need not read its run from the store. @default 1024 */
-  runCacheSize?: number;
   /** OpenAPI `info`. @default { title: "tool-boundary", version: "0.1.0" } */
   info?: { title: string; version: string };
   /** Receives unexpected errors (500s and store failures) for logs; never shown to a client. */
@@ -221,7 +217,6 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   }
   const signer = options.secret === undefined ? null : new Signer(options.secret);
   const mcpOrigins = originGuard(originList(options.allowedOrigins));
-  const runs = new RunCache(options.runCacheSize ?? 1024);
   const guardsFor = accessGuards(
     options,
     signer === null ? undefined : {
@@ -229,7 +224,6 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
         const claims = await verifyRunToken(signer, token, Date.now());
         return claims === null ? null : { runId: claims.runId, startedAt: claims.startedAt };
       },
-      startedAt: async (runId) => (await runs.get(runId, boundary))?.startedAt ?? null,
     },
   );
   const bodyBytes: Record<BodySize, number> = {
@@ -240,7 +234,6 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   const info = options.info ?? { title: "tool-boundary", version: "0.1.0" };
   const deps: RouteDeps = {
     boundary,
-    runs,
     openapi: buildOpenApi(ROUTES, info),
     tools: toolList(boundary),
     signer,

@@ -24,6 +24,8 @@ export interface RouteDoc {
   body?: { schema: v.GenericSchema };
   /** Query parameters, each optional: its name, what it means and its JSON Schema. */
   query?: readonly { name: string; description: string; schema: Record<string, unknown> }[];
+  /** Request headers the route reads, each optional, as `query` describes them. */
+  headers?: readonly { name: string; description: string; schema: Record<string, unknown> }[];
   /** Status -> component name of the response body. */
   responses: Readonly<Record<number, ComponentName>>;
 }
@@ -52,6 +54,9 @@ export function buildOpenApi(
     }));
     for (const { name, description, schema } of route.query ?? []) {
       params.push({ name, in: "query", required: false, description, schema });
+    }
+    for (const { name, description, schema } of route.headers ?? []) {
+      params.push({ name, in: "header", required: false, description, schema });
     }
     const responses: Record<string, unknown> = {};
     for (const [status, name] of Object.entries(route.responses)) {

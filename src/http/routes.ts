@@ -16,15 +16,14 @@ import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { toInputIssues } from "../core/issues.ts";
 import { MAX_LIST_RUNS } from "../core/limits.ts";
 import type { RunsPage } from "../core/store.ts";
-import type { BoundaryResult, RunContext, ToolCallEnvelope } from "../core/types.ts";
-import type { AppEnv } from "./auth.ts";
+import type { BoundaryResult, RunRef, ToolCallEnvelope } from "../core/types.ts";
+import { type AppEnv, runOf } from "./auth.ts";
 import { bodyOf, type JsonBody, type JsonBodySpec } from "./body.ts";
 import { type McpServer, serveMcp } from "../mcp/server.ts";
 import { type RunVerdict, verifyBundle } from "../verify/verify.ts";
 import type { RunBundle } from "../core/ledger.ts";
 import { unreadableCallOf } from "../core/run/inspect.ts";
 import type { RouteDoc } from "./openapi.ts";
-import type { RunCache } from "./run_cache.ts";
 import { type Signer, signRunToken } from "./run_token.ts";
 import {
   type Citations,
@@ -46,8 +45,6 @@ import { type AnyErrorCode, callError, errorResponse, HTTP_STATUS_BY_CODE } from
 export interface RouteDeps {
   /** The boundary served. */
   boundary: ToolBoundary;
-  /** The app's run contexts. */
-  runs: RunCache;
   /** The body of `GET /v1/tools`. */
   tools: ToolList;
   /** The body of `GET /openapi.json`. */
@@ -195,17 +192,16 @@ const TOOL_CALL_BODY: JsonBodySpec<typeof ToolCallBody> = {
  */
 async function answerCall(
   c: Context<AppEnv>,
-  { boundary, runs }: RouteDeps,
+  { boundary }: RouteDeps,
   { data: body, sent }: JsonBody<typeof ToolCallBody>,
   answer: (
     boundary: ToolBoundary,
-    run: RunContext,
+    run: RunRef,
     envelope: ToolCallEnvelope,
   ) => Promise<BoundaryResult>,
 ): Promise<Response> {
-  const runId = c.req.param("runId") ?? "";
-  const run = await runs.get(runId, boundary);
-  if (run === null) return c.json(callError(body.toolCallId, "RUN_NOT_FOUND"), 404);
+  const run = runOf(c);
+  const runId = run.runId;
   const result = await answer(boundary, run, {
     toolCallId: body.toolCallId,
     runId: body.runId ?? runId,
@@ -235,11 +231,21 @@ export const ROUTES: readonly Route[] = [
           : errorResponse(c, "INVALID_REQUEST", toInputIssues(issues));
       },
     },
+    headers: [{
+      name: "Idempotency-Key",
+      description: "Makes the start safe to send again: a repeat with the same key and body " +
+        "answers 201 with the run (and agent token) the first started; the key with another " +
+        "body is 409. 1 to 255 visible ASCII characters. Without `runId`, the run ID is " +
+        "derived from the key.",
+      schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
+    }],
     responses: { 201: "StartedRun", 400: "Error", 409: "Error", 410: "Error", 413: "Error" },
-    handle: async (c, { boundary, runs, signer }, { data: body, sent }) => {
+    handle: async (c, { boundary, signer }, { data: body, sent }) => {
       const budget = perToolOf(sent);
       if ("issues" in budget) return errorResponse(c, "INVALID_REQUEST", budget.issues);
+      const key = c.req.header("idempotency-key");
       const run = await boundary.startRun({
+        ...(key === undefined ? {} : { idempotencyKey: key }),
         ...(body.runId === undefined ? {} : { runId: body.runId }),
         ...(body.deadline === undefined ? {} : {
           deadline: typeof body.deadline === "number" ? body.deadline : Date.parse(body.deadline),
@@ -252,7 +258,6 @@ export const ROUTES: readonly Route[] = [
           },
         }),
       });
-      runs.set(run);
       if (signer === null) return c.json(run satisfies StartedRun, 201);
       const agentToken = await signRunToken(signer, {
         runId: run.runId,
@@ -403,8 +408,8 @@ export const ROUTES: readonly Route[] = [
     mcp: true,
     // The route reads its own JSON-RPC body (a batch is an array), within the tool-call limit.
     responses: {},
-    handle: (c, { boundary, runs, mcp }) =>
-      mcp === null ? errorResponse(c, "NOT_FOUND") : serveMcp(c, mcp, boundary, runs),
+    handle: (c, { boundary, mcp }) =>
+      mcp === null ? errorResponse(c, "NOT_FOUND") : serveMcp(c, mcp, boundary),
   }),
   route({
     method: "get",
@@ -425,9 +430,8 @@ export const ROUTES: readonly Route[] = [
     summary: "End a run and get its observed facts.",
     access: "harness",
     responses: { 200: "RunEnd", 400: "Error", 404: "Error" },
-    handle: async (c, { boundary, runs }) => {
-      const runId = c.req.param("runId")!;
-      const report = await boundary.endRunReport(runs.take(runId) ?? runId);
+    handle: async (c, { boundary }) => {
+      const report = await boundary.endRunReport(c.req.param("runId")!);
       return c.json(report, 200);
     },
   }),

@@ -22,10 +22,9 @@ import type { Context } from "hono";
 import { isSafeToolCallId, TOOL_CALL_ID_META } from "../core/ids.ts";
 import type { ToolBoundary } from "../core/boundary.ts";
 import type { BoundaryResult } from "../core/types.ts";
-import type { AppEnv } from "../http/auth.ts";
+import { type AppEnv, runOf } from "../http/auth.ts";
 import { readBodyText } from "../http/body.ts";
 import { newSessionId, type Signer, verifySessionId } from "../http/run_token.ts";
-import type { RunCache } from "../http/run_cache.ts";
 import { callError } from "../http/status.ts";
 import { InFlightCalls, type RpcId } from "./in_flight.ts";
 import { modelView } from "../core/model_view.ts";
@@ -154,7 +153,6 @@ interface Exchange {
   c: Context<AppEnv>;
   mcp: McpServer;
   boundary: ToolBoundary;
-  runs: RunCache;
   runId: string;
   /** The verified session of the request, if it sent one (never at 2026-07-28). */
   session: string | null;
@@ -170,14 +168,12 @@ interface Exchange {
  * @param c The request's context.
  * @param mcp The app's MCP server.
  * @param boundary The boundary.
- * @param runs The app's run contexts.
  * @returns A JSON-RPC response (or batch of them), or 202 for notifications and responses.
  */
 export async function serveMcp(
   c: Context<AppEnv>,
   mcp: McpServer,
   boundary: ToolBoundary,
-  runs: RunCache,
 ): Promise<Response> {
   const reply = (body: RpcReply | RpcReply[], status: 200 | 400 | 404 | 406 | 413 | 415) =>
     c.json(body, status);
@@ -226,7 +222,6 @@ export async function serveMcp(
         c,
         mcp,
         boundary,
-        runs,
         runId,
         session: null,
         issued: null,
@@ -245,7 +240,6 @@ export async function serveMcp(
     c,
     mcp,
     boundary,
-    runs,
     runId,
     session,
     issued: null,
@@ -480,8 +474,6 @@ async function callTool(
     result: toolResult(value, isSafeToolCallId(toolCallId) ? toolCallId : null),
   });
   if (typeof toolCallId !== "string") return reply(callError(null, "INVALID_TOOL_CALL_ID"));
-  const run = await x.runs.get(x.runId, x.boundary);
-  if (run === null) return reply(callError(toolCallId, "RUN_NOT_FOUND"));
   // Before 2026-07-28 a dropped connection is not a cancel (the transport says a disconnect
   // SHOULD NOT be read as one, and a retry should find the call's real outcome): a session's call
   // is cancelled by its `notifications/cancelled`, while this process runs it. At 2026-07-28 the
@@ -492,8 +484,9 @@ async function callTool(
     ? undefined
     : x.mcp.inFlight.add(x.runId, session, id);
   const signal = x.stateless ? x.c.req.raw.signal : held;
+  // The run as the path and the token name it: the store's begin checks it, no read before.
   const done = x.boundary.invoke(
-    run,
+    runOf(x.c),
     { toolCallId, runId: x.runId, toolName: name, input },
     signal === undefined ? {} : { signal },
   );

@@ -21,6 +21,7 @@ import {
   checkBeginRequestButDigest,
   checkCompleteRequest,
   checkEndRunRequest,
+  checkEpochMs,
   checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
@@ -31,8 +32,9 @@ import {
 import { factRowOf, projectingRecord } from "../core/records.ts";
 import { listedBefore, pageOf, type RunsCursor } from "../core/runs_page.ts";
 import type {
-  BeginRefusal,
+  BeginReply,
   BeginRequest,
+  BegunRun,
   CallLookup,
   CallSummary,
   CompleteRefusal,
@@ -234,6 +236,7 @@ export class MemoryStore implements Store {
     const expiresAt = now + request.ttlMs;
     this.#runs.set(request.runId, {
       state,
+      begunRun: begunRunOf(state),
       attemptId: request.attemptId,
       expiresAt,
       progress: [],
@@ -260,7 +263,7 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.begin} */
-  begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal> {
+  begin(request: BeginRequest): Promise<BeginReply> {
     // The boundary's request carries a digest valid by construction, hashed only if compared.
     const pending = PendingBeginRequest.digestOf(request);
     const refused = refusedBy(
@@ -271,11 +274,14 @@ export class MemoryStore implements Store {
     // One clock read per operation: every expiry check and the new record's expiry use it.
     const now = this.#clock();
     const run = this.#liveRun(request.runId, now);
-    if (run === undefined) return refuse("RUN_NOT_FOUND");
+    // Another instance of the run ID is not the run asked for: that one is gone.
+    if (run === undefined || !isInstance(run, request.startedAt)) return refuse("RUN_NOT_FOUND");
     const begun = run.begun.get(request.toolCallId);
     if (begun !== undefined && begun.attemptId === request.attemptId) {
       const existing = this.#liveRecord(request.runId, request.toolCallId, now);
-      if (existing !== undefined) return Promise.resolve({ ok: true, record: { ...existing } });
+      if (existing !== undefined) {
+        return Promise.resolve({ ok: true, record: { ...existing }, run: run.begunRun });
+      }
     }
     const { state } = run;
     if (state.status !== "ACTIVE") return refuse("RUN_INACTIVE");
@@ -316,7 +322,7 @@ export class MemoryStore implements Store {
       seq: state.used.calls,
     });
     setOwnBudget(state.used.perTool, request.toolName, toolUsed + 1);
-    return Promise.resolve({ ok: true, record: { ...record } });
+    return Promise.resolve({ ok: true, record: { ...record }, run: run.begunRun });
   }
 
   /** {@inheritDoc Store.complete} */
@@ -495,10 +501,17 @@ export class MemoryStore implements Store {
   }
 
   /** {@inheritDoc Store.lookupCall} */
-  lookupCall(runId: string, toolCallId: string): Promise<CallLookup | null> {
+  lookupCall(runId: string, toolCallId: string, startedAt?: number): Promise<CallLookup | null> {
+    if (startedAt !== undefined) {
+      try {
+        checkEpochMs("startedAt", startedAt);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     const now = this.#clock();
     const run = isSafeRunId(runId) ? this.#liveRun(runId, now) : undefined;
-    if (run === undefined) return Promise.resolve(null);
+    if (run === undefined || !isInstance(run, startedAt)) return Promise.resolve(null);
     const call = isSafeToolCallId(toolCallId) ? run.begun.get(toolCallId) : undefined;
     if (call === undefined) return Promise.resolve({ call: null, record: null });
     const record = this.#liveRecord(runId, toolCallId, now);
@@ -603,6 +616,16 @@ function refusedBy<R, C extends StoreRefusal["code"]>(
     return Promise.reject(error);
   }
   return code === null ? null : refuse(code);
+}
+
+/** Whether the run is the instance asked for (any, when none is named). */
+function isInstance(run: RunEntry, startedAt: number | undefined): boolean {
+  return startedAt === undefined || run.state.startedAt === startedAt;
+}
+
+/** What every begin of the run answers of it: fixed at the start, so made once, frozen. */
+function begunRunOf(state: RunState): BegunRun {
+  return Object.freeze({ deadline: state.deadline, startedAt: state.startedAt });
 }
 
 function copyRun(state: RunState): RunState {

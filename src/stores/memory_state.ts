@@ -5,7 +5,7 @@
  * @module
  */
 import type { PendingDigest } from "../core/digest.ts";
-import type { RunState, StoredRecord } from "../core/store.ts";
+import type { BegunRun, RunState, StoredRecord } from "../core/store.ts";
 import type { IdTable } from "./id_table.ts";
 
 /**
@@ -28,6 +28,8 @@ export function digestOf(entry: BegunEntry): string {
 /** What a MemoryStore keeps of a run. */
 export interface RunEntry {
   state: RunState;
+  /** What each begin answers of the run (frozen: every begin gives the same object). */
+  begunRun: BegunRun;
   attemptId: string;
   expiresAt: number;
   progress: string[];

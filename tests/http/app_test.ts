@@ -643,7 +643,8 @@ Deno.test("store failures are 503 and internal errors 500, without detail or sta
       if (key === "begin" || key === "startRun") {
         return () => Promise.reject(new Error(`redis://default:${SECRET}@db.internal refused`));
       }
-      if (key === "getRun") return () => Promise.resolve({ runId: "r1" });
+      // A store answer of the wrong shape: the route fails on it, an internal error.
+      if (key === "listCalls") return () => Promise.resolve({});
       const value = Reflect.get(target, key, target);
       return typeof value === "function" ? value.bind(target) : value;
     },
@@ -654,9 +655,14 @@ Deno.test("store failures are 503 and internal errors 500, without detail or sta
     503,
     "STORE_UNAVAILABLE",
   );
-  const internal = await submit("r1", { toolCallId: "c1", toolName: "search_runbook", input: {} });
-  const body = await assertError(internal, 500, "INTERNAL_ERROR");
-  for (const text of [JSON.stringify(started), JSON.stringify(body)]) {
+  const call503 = await submit("r1", {
+    toolCallId: "c1",
+    toolName: "search_runbook",
+    input: { query: "disk" },
+  });
+  const begun = await assertError(call503, 503, "STORE_UNAVAILABLE");
+  const body = await assertError(await call("GET", "/v1/runs/r1"), 500, "INTERNAL_ERROR");
+  for (const text of [JSON.stringify(started), JSON.stringify(begun), JSON.stringify(body)]) {
     assert.ok(!text.includes(SECRET) && !text.includes("redis://") && !text.includes(" at "));
   }
   assert.equal(errors.length, 2);
@@ -673,7 +679,7 @@ Deno.test("responses carry a request ID and are never cached", async () => {
   assert.equal(denied.headers.get("cache-control"), "no-store");
 });
 
-Deno.test("run contexts are cached per app; a second app reads the run once", async () => {
+Deno.test("a tool call reads no run first, on any app: one begin and one complete, and the store decides", async () => {
   const shared = new MemoryStore();
   const first = setup({ store: shared });
   const run = await first.startRun();
@@ -682,18 +688,18 @@ Deno.test("run contexts are cached per app; a second app reads the run once", as
     toolName: "search_runbook",
     input: { query: "disk" },
   });
-  await first.submit(run.runId, body("call_1"));
-  await first.submit(run.runId, body("call_2"));
-  assert.equal(first.calls.filter((name) => name === "getRun").length, 0);
+  assert.equal((await first.submit(run.runId, body("call_1"))).status, 200);
+  assert.deepEqual(first.calls, ["startRun", "begin", "complete"]);
+  // An app that never saw the run: the same two operations, no read of the run before.
   const second = setup({ store: shared });
-  await second.submit(run.runId, body("call_3"));
-  await second.submit(run.runId, body("call_4"));
-  assert.equal(second.calls.filter((name) => name === "getRun").length, 1);
+  assert.equal((await second.submit(run.runId, body("call_2"))).status, 200);
+  assert.deepEqual(second.calls, ["begin", "complete"]);
   // Ended through one app, refused through the other: the store decides.
   assert.equal((await first.call("POST", `/v1/runs/${run.runId}/end`)).status, 200);
-  const late = await second.submit(run.runId, body("call_5"));
+  const late = await second.submit(run.runId, body("call_3"));
   assert.equal(late.status, 409);
   assert.equal((await json(late)).code, "RUN_INACTIVE");
+  assert.deepEqual(second.calls, ["begin", "complete", "begin"]);
 });
 
 Deno.test("docs/http.md lists exactly the exported status table", async () => {

@@ -41,9 +41,14 @@ export interface HttpSystem {
  *
  * @param f Counters for the scan's assertions.
  * @param storeTimeoutMs The Upstash store's per-operation bound.
+ * @param storeRetryMs How long the boundary tries a failed complete or start again.
  * @returns The system.
  */
-export async function startHttpSystem(f: Figures, storeTimeoutMs = 2_000): Promise<HttpSystem> {
+export async function startHttpSystem(
+  f: Figures,
+  storeTimeoutMs = 2_000,
+  storeRetryMs?: number,
+): Promise<HttpSystem> {
   const fixture = await startUpstashFixture({ token: UPSTASH_TOKEN });
   const executions = new Map<string, number>();
   const tool = (name: string, behaviour: "found" | "throw" | "slow") =>
@@ -67,6 +72,7 @@ export async function startHttpSystem(f: Figures, storeTimeoutMs = 2_000): Promi
     }),
     tools: [tool("t_found", "found"), tool("t_throw", "throw"), tool("t_slow", "slow")],
     limits: { requestBytes: 4096 },
+    ...(storeRetryMs === undefined ? {} : { storeRetryMs }),
   });
   const app = createApp({ boundary, agentToken: AGENT_TOKEN, harnessToken: HARNESS_TOKEN });
   const scanned = { responses: 0 };

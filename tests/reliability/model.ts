@@ -87,6 +87,8 @@ export type Command =
 
 interface ModelRun {
   runId: string;
+  /** The instance: a context of an earlier run of the same ID names another start. */
+  startedAt: number;
   deadline: number;
   expiresAt: number;
   calls: number;
@@ -301,6 +303,11 @@ export async function runProgram(
     }
     return record;
   };
+  // The live run a context names: another instance of its ID is no run of it.
+  const runOf = (ctx: RunContext) => {
+    const run = liveRun(ctx.runId);
+    return run?.startedAt === ctx.startedAt ? run : undefined;
+  };
   const where = (i: number, c: Command) => `${sys.name} step ${i} ${JSON.stringify(c)}`;
 
   for (const [i, command] of commands.entries()) {
@@ -340,6 +347,7 @@ export async function runProgram(
         );
         runs.set(runId, {
           runId,
+          startedAt: ctx!.startedAt,
           deadline,
           expiresAt: deadline + ttl,
           calls: command.calls,
@@ -388,7 +396,7 @@ export async function runProgram(
         else if (entry?.endedHere) expected = "RUN_INACTIVE";
         else if (modelNow >= ctx.deadline) expected = "DEADLINE_EXCEEDED";
         else {
-          const run = liveRun(ctx.runId);
+          const run = runOf(ctx);
           if (run === undefined) expected = "RUN_NOT_FOUND";
           else if (run.ended) expected = "RUN_INACTIVE";
           else if (modelNow >= run.deadline) expected = "DEADLINE_EXCEEDED";
@@ -498,7 +506,7 @@ export async function runProgram(
         ));
         f.races += ids.length;
         tick();
-        const run = liveRun(ctx.runId);
+        const run = runOf(ctx);
         let common: ErrorCode | null = null;
         if (entry.endedHere) common = "RUN_INACTIVE";
         else if (modelNow >= ctx.deadline) common = "DEADLINE_EXCEEDED";

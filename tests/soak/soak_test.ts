@@ -19,8 +19,13 @@ import {
 const SOAK_MS = envInt("RELIABILITY_SOAK_MS", 10_000);
 const WORKERS = 8;
 const STORE_TIMEOUT_MS = 400;
-/** Begin + complete, each bounded by the store timeout, + the slow tool + slack. */
-const BOUND_MS = 2 * STORE_TIMEOUT_MS + 400 + 500;
+/** How long the boundary tries a failed complete (or start) again. */
+const STORE_RETRY_MS = 500;
+/**
+ * Begin, then a complete tried until the retry window closes and its last try, each bounded by
+ * the store timeout, + the slow tool + slack.
+ */
+const BOUND_MS = 3 * STORE_TIMEOUT_MS + STORE_RETRY_MS + 400 + 500;
 
 interface Told {
   runId: string;
@@ -31,7 +36,7 @@ interface Told {
 
 Deno.test("soak: mixed HTTP load with random faults; every record agrees with what its client was told", async () => {
   const f = figures("soak", "upstash+http");
-  const sys = await startHttpSystem(f, STORE_TIMEOUT_MS);
+  const sys = await startHttpSystem(f, STORE_TIMEOUT_MS, STORE_RETRY_MS);
   const told: Told[] = [];
   const codes: Record<string, number> = {};
   const deadline = Date.now() + SOAK_MS;

@@ -8,9 +8,11 @@
  */
 import assert from "node:assert/strict";
 import type { CompleteOutcome } from "../../src/core/store.ts";
-import { type RunEnd, ToolBoundary } from "../../src/mod.ts";
+import { createApp } from "../../src/http/mod.ts";
+import { type RunEnd, TOOL_CALL_ID_META, ToolBoundary } from "../../src/mod.ts";
 import { MIN_FACT_BYTES } from "../../src/store.ts";
 import { UpstashStore } from "../../src/stores/upstash/mod.ts";
+import { createFakeToolkit } from "../../src/testing/fakes.ts";
 import { startSharedUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 
 const READY: CompleteOutcome = {
@@ -266,6 +268,88 @@ Deno.test("UpstashStore: with a ledger key a complete costs one more command, an
     assert.equal(bills["complete with a proof"]!.requests, 1);
     assert.equal(bills.sealRun!.requests, 1);
     assert.equal(bills["exportRun, 2 calls"]!.requests, 2);
+  } finally {
+    await fixture.stop();
+  }
+});
+
+Deno.test("UpstashStore: an app instance's first call of a run costs 2 requests, begin and complete, over HTTP and over MCP", async () => {
+  const fixture = await startSharedUpstashFixture();
+  try {
+    const store = new UpstashStore({ redis: fixture.createRedis({ enableAutoPipelining: false }) });
+    const agent = "agent-token-0123456789abcdef";
+    const harness = "harness-token-0123456789abcdef";
+    const app = () => {
+      const kit = createFakeToolkit();
+      const boundary = new ToolBoundary({ store, tools: kit.tools });
+      const secret = "server-secret-0123456789abcdef-0123";
+      return createApp({ boundary, agentToken: agent, harnessToken: harness, secret });
+    };
+    // The run is started through one app; every call below is an instance's first of it.
+    const started = await app().request("http://tb.test/v1/runs", {
+      method: "POST",
+      headers: { authorization: `Bearer ${harness}`, "content-type": "application/json" },
+      body: JSON.stringify({ ttlMs: 600_000 }),
+    });
+    assert.equal(started.status, 201);
+    const { runId, agentToken } = await started.json();
+    const input = { query: "disk" };
+    const sends: Record<string, (token: string) => Response | Promise<Response>> = {
+      http: (token) =>
+        app().request(`http://tb.test/v1/runs/${runId}/tool-calls`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            toolCallId: crypto.randomUUID(),
+            toolName: "fake_success",
+            input,
+          }),
+        }),
+      mcp: (token) =>
+        app().request(`http://tb.test/v1/runs/${runId}/mcp`, {
+          method: "POST",
+          headers: {
+            authorization: `Bearer ${token}`,
+            "content-type": "application/json",
+            accept: "application/json, text/event-stream",
+          },
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/call",
+            params: {
+              name: "fake_success",
+              arguments: input,
+              _meta: { [TOOL_CALL_ID_META]: crypto.randomUUID() },
+            },
+          }),
+        }),
+    };
+    // Redis loads each script on its first use (NOSCRIPT, then EVAL): not what is measured.
+    assert.equal((await sends.http!(agent)).status, 200);
+    const requests: Record<string, number> = {};
+    for (const [route, send] of Object.entries(sends)) {
+      for (const [name, token] of [["run token", agentToken], ["agent token", agent]]) {
+        fixture.endpoint.reset();
+        const res = await send(token);
+        const body = await res.json();
+        assert.equal(res.status, 200, JSON.stringify(body));
+        assert.equal(
+          body.status ?? body.result?.structuredContent?.evidence,
+          route === "http" ? "READY" : "EVIDENCE_FOUND",
+        );
+        requests[`${route}, ${name}`] = fixture.endpoint.requests;
+        const names = fixture.endpoint.commands().map((command) => command[0]?.toUpperCase());
+        assert.deepEqual(names, ["EVALSHA", "EVALSHA"], `${route}, ${name}: ${names}`);
+      }
+    }
+    console.log(`REQUESTS ${JSON.stringify(requests)}`);
+    assert.deepEqual(requests, {
+      "http, run token": 2,
+      "http, agent token": 2,
+      "mcp, run token": 2,
+      "mcp, agent token": 2,
+    });
   } finally {
     await fixture.stop();
   }

@@ -73,7 +73,10 @@ Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begi
     const { client, replies } = recording(raw);
     const store = new UpstashStore({ redis: client });
     const runId = "run_wire";
-    await startStoreRun(store, runId, { calls: Number.MAX_SAFE_INTEGER, ttlMs: 600_000 });
+    const run = await startStoreRun(store, runId, {
+      calls: Number.MAX_SAFE_INTEGER,
+      ttlMs: 600_000,
+    });
     const rawJson = JSON.stringify({ hits: ["x".repeat(2_000)] });
     const agentResultJson = JSON.stringify({ evidence: "NO_EVIDENCE", scope: "s", content: [] });
     const requestJson = '{"query":"disk"}';
@@ -92,7 +95,12 @@ Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begi
       now,
     });
     assert.ok(begun.ok);
-    assert.equal(last(), '["OK"]', "a new record: the caller knows every field");
+    assert.equal(
+      last(),
+      `["OK","${run.deadline}","${run.startedAt}"]`,
+      "a new record: the caller knows every field; the run's deadline and start it may not",
+    );
+    assert.deepEqual(begun.run, { deadline: run.deadline, startedAt: run.startedAt });
 
     const outcome: CompleteOutcome = {
       status: "READY",

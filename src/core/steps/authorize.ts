@@ -1,12 +1,14 @@
 /**
  * Step 2 of `invoke`: may this tool be called with this input? The `authorize` hook, bounded in
- * time, then the read-only rule.
+ * time, then the read-only rule. The hook is asked with the run's context: given only a run
+ * reference, the call reads the run first (one more store read, only with a hook).
  *
  * @module
  */
 import type { ErrorCode } from "../errors.ts";
 import { MAX_TIMER_MS } from "../limits.ts";
-import type { ErrorResult } from "../types.ts";
+import { toRunContext } from "../run/start_run.ts";
+import type { ErrorResult, RunContext } from "../types.ts";
 import { abortReason, type Call, isAborted, isThenable, listen, unlisten } from "./call.ts";
 
 /**
@@ -20,12 +22,34 @@ export function authorize(call: Call): ErrorResult | null | Promise<ErrorResult 
 }
 
 async function askThenCheck(call: Call): Promise<ErrorResult | null> {
-  const refusal = await ask(call);
+  const run = call.given ?? await loadRun(call);
+  const refusal = "code" in run ? run : await ask(call, run);
   return refusal === null ? readOnly(call) : call.refuse(refusal.code, refusal.error);
 }
 
 function readOnly(call: Call): ErrorResult | null {
   return call.tool.readOnly === true ? null : call.refuse("NOT_READ_ONLY");
+}
+
+/**
+ * Reads the context of a call given a run reference, for the hook: the run, when it is the
+ * instance the reference names (it becomes the call's run). The store's begin checks it again.
+ *
+ * @returns The context, else the refusal.
+ */
+async function loadRun(
+  call: Call,
+): Promise<RunContext | { code: ErrorCode; error?: unknown }> {
+  let state;
+  try {
+    state = await call.setup.store.getRun(call.runId);
+  } catch (error) {
+    return { code: "STORE_UNAVAILABLE", error };
+  }
+  if (state === null || (call.instance !== undefined && state.startedAt !== call.instance)) {
+    return { code: "RUN_NOT_FOUND" };
+  }
+  return call.run = toRunContext(state);
 }
 
 const TIMED_OUT: unique symbol = Symbol("timed out");
@@ -40,8 +64,11 @@ const CANCELLED: unique symbol = Symbol("cancelled");
  *   or the timeout; DEADLINE_EXCEEDED when the deadline came first; CANCELLED when the caller
  *   aborted while it was asked.
  */
-async function ask(call: Call): Promise<{ code: ErrorCode; error?: unknown } | null> {
-  const { setup, run, signal } = call;
+async function ask(
+  call: Call,
+  run: RunContext,
+): Promise<{ code: ErrorCode; error?: unknown } | null> {
+  const { setup, signal } = call;
   const untilDeadline = run.deadline - setup.clock();
   const deadlineFirst = untilDeadline <= setup.authorizeTimeoutMs;
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -1,14 +1,15 @@
 /**
- * Step 3 of `invoke`: the run accepts the call. Checked here first (ended by this boundary,
- * past its deadline, the caller gave up), then atomically by the store, which creates the
- * PROJECTING record.
+ * Step 3 of `invoke`: the run accepts the call. Checked here first (the caller gave up; and,
+ * given the run's context, ended by this boundary or past its deadline), then atomically by the
+ * store, which checks the run instance, creates the PROJECTING record and answers the run's
+ * context (what a call given only a run reference needs).
  *
  * @module
  */
 import { PendingBeginRequest, takesDigestsLater } from "../begin_request.ts";
 import { PendingDigest, requestDigestNow } from "../digest.ts";
-import type { Store } from "../store.ts";
-import type { BoundaryResult } from "../types.ts";
+import type { BegunRun, Store } from "../store.ts";
+import type { BoundaryResult, RunInstance } from "../types.ts";
 import { emit } from "../setup.ts";
 import type { Call } from "./call.ts";
 import { replayResult } from "./replay.ts";
@@ -25,7 +26,7 @@ import { replayResult } from "./replay.ts";
  *   ERROR CANCELLED: the tool never runs and complete ends the record so.
  */
 export async function begin(call: Call): Promise<BoundaryResult | null> {
-  const { setup, run, tool, toolCallId } = call;
+  const { setup, run, given, runId, instance, tool, toolCallId } = call;
   // The store tells a repeat from another request under the same key by this digest alone: it
   // covers the tool as well as the input, so another tool is another request. MemoryStore's own
   // begin takes it as a PendingDigest, hashed only if the store ever compares it.
@@ -35,9 +36,9 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
     : PendingDigest.of(tool.name, call.requestJson, call.requestBytes);
   let digest = pending === null ? requestDigestNow(tool.name, call.input) : "";
   if (typeof digest !== "string") digest = await digest;
-  if (setup.ended.has(run)) return call.refuse("RUN_INACTIVE");
   const now = setup.clock();
-  if (now >= run.deadline) return call.refuse("DEADLINE_EXCEEDED");
+  if (given !== null && setup.ended.has(given)) return call.refuse("RUN_INACTIVE");
+  if (run !== null && now >= run.deadline) return call.refuse("DEADLINE_EXCEEDED");
   if (call.cancelled()) return call.refuse("CANCELLED");
   const attemptId = call.attemptId = crypto.randomUUID();
   const replay = setup.onDuplicate === "replay";
@@ -48,20 +49,21 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
         setup.store,
         new PendingBeginRequest(
           {
-            runId: run.runId,
+            runId,
             toolCallId,
             toolName: tool.name,
             requestJson: call.requestJson,
             attemptId,
             ttlMs: setup.recordTtlMs,
             now,
+            ...(instance === undefined ? {} : { startedAt: instance }),
           },
           replay,
           pending,
         ),
       )
       : await setup.store.begin({
-        runId: run.runId,
+        runId,
         toolCallId,
         toolName: tool.name,
         requestJson: call.requestJson,
@@ -70,6 +72,7 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
         attemptId,
         ttlMs: setup.recordTtlMs,
         now,
+        ...(instance === undefined ? {} : { startedAt: instance }),
       });
   } catch (error) {
     return call.refuse("STORE_UNAVAILABLE", error);
@@ -86,7 +89,7 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
     if (setup.observe !== undefined) {
       emit(setup, {
         type: "call.replayed",
-        runId: run.runId,
+        runId,
         toolCallId,
         toolName: tool.name,
         status: replayed.status,
@@ -97,8 +100,21 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
     return replayed;
   }
   call.begun = begun.record;
+  if (run === null) {
+    // Given a run reference, the tool gets the instance the store began in.
+    call.run = runInstance(runId, begun.run);
+    if (call.run === null) return call.fail("STORE_UNAVAILABLE", null); // no run in the answer
+  }
   if (call.cancelled()) call.fail("CANCELLED", null);
   return null;
+}
+
+/** The run instance a begin answered, as the tool gets it; `null` for an answer without one. */
+function runInstance(runId: string, run: BegunRun | undefined): RunInstance | null {
+  const deadline = run?.deadline;
+  const startedAt = run?.startedAt;
+  if (!Number.isSafeInteger(deadline) || !Number.isSafeInteger(startedAt)) return null;
+  return Object.freeze({ runId, deadline: deadline!, startedAt: startedAt! });
 }
 
 /**

@@ -17,7 +17,17 @@ import { utf8ByteLength } from "../utf8.ts";
 import { emit, type Setup } from "../setup.ts";
 import type { CompleteOutcome, StoredRecord } from "../store.ts";
 import type { AnyToolDefinition } from "../tool.ts";
-import type { ErrorResult, InputIssue, Projection, RunContext } from "../types.ts";
+import type { ErrorResult, InputIssue, Projection, RunContext, RunInstance } from "../types.ts";
+
+/**
+ * The run `invoke` was given, read once: its ID, the instance it names (if any) and, for a
+ * {@linkcode RunContext}, the context itself (`null` for a {@linkcode RunRef}).
+ */
+export interface GivenRun {
+  runId: string;
+  startedAt: number | undefined;
+  context: RunContext | null;
+}
 
 /** What a race resolves to when the tool stage was stopped. */
 export const STOPPED: unique symbol = Symbol("stopped");
@@ -28,7 +38,17 @@ export const STOPPED: unique symbol = Symbol("stopped");
  */
 export class Call {
   readonly setup: Setup;
-  readonly run: RunContext;
+  /** The run ID, read once from what `invoke` was given. */
+  readonly runId: string;
+  /** The `startedAt` of the run instance the call is for, when `invoke` was given one. */
+  readonly instance: number | undefined;
+  /** The caller's run context; `null` when `invoke` was given a run reference. */
+  readonly given: RunContext | null;
+  /**
+   * The run as the tool sees it: the caller's context, or (given a run reference) the context
+   * read for the `authorize` hook or the instance the store's begin answered; `null` until then.
+   */
+  run: RunInstance | null;
   readonly tool: AnyToolDefinition;
   readonly toolCallId: string;
   /** The recorded request, as the tool receives it. */
@@ -38,7 +58,7 @@ export class Call {
   /** The caller's signal, if `invoke` was given one. */
   readonly signal: AbortSignal | undefined;
   /** Clock reading when `invoke` began: only the observer's `durationMs` needs it. */
-  readonly startedAt: number;
+  readonly invokedAt: number;
   /** The attempt that began the record. */
   attemptId = "";
   /** The PROJECTING record begin created: what complete signs starts from it. */
@@ -68,22 +88,25 @@ export class Call {
 
   constructor(
     setup: Setup,
-    run: RunContext,
+    run: GivenRun,
     tool: AnyToolDefinition,
     toolCallId: string,
     request: { input: JsonObject; requestJson: string; requestBytes: number },
     signal: AbortSignal | undefined,
-    startedAt: number,
+    invokedAt: number,
   ) {
     this.setup = setup;
-    this.run = run;
+    this.runId = run.runId;
+    this.instance = run.startedAt;
+    this.given = run.context;
+    this.run = run.context;
     this.tool = tool;
     this.toolCallId = toolCallId;
     this.input = request.input;
     this.requestJson = request.requestJson;
     this.requestBytes = request.requestBytes;
     this.signal = signal;
-    this.startedAt = startedAt;
+    this.invokedAt = invokedAt;
   }
 
   /**
@@ -92,13 +115,13 @@ export class Call {
    * byte count; a tool name may be any text.
    */
   fixedRecordBytes(): number {
-    return this.requestBytes + RECORD_OVERHEAD_BYTES + this.run.runId.length +
+    return this.requestBytes + RECORD_OVERHEAD_BYTES + this.runId.length +
       this.toolCallId.length + utf8ByteLength(this.tool.name);
   }
 
   /** Refuses the call (nothing recorded by this call): tells the observer, returns the error. */
   refuse(code: ErrorCode, detail?: unknown): ErrorResult {
-    return refuse(this.setup, this.run, this.toolCallId, this.tool.name, code, detail);
+    return refuse(this.setup, this.runId, this.toolCallId, this.tool.name, code, detail);
   }
 
   /** Decides an ERROR outcome. @returns `null`, for the step to return. */
@@ -127,12 +150,13 @@ export class Call {
 
   /**
    * Starts the tool stage: its clock, its time budget (the tool's timeout, the run deadline,
-   * the timer cap) and the signal the executor gets.
+   * the timer cap) and the signal the executor gets. Called once the call has begun, when the
+   * run's context is known.
    */
   startTool(timeoutMs: number): AbortSignal {
     const controller = this.#controller = new AbortController();
     const startedAt = this.#toolStartedAt = this.setup.clock();
-    this.#toolBudgetMs = Math.min(timeoutMs, this.run.deadline - startedAt, MAX_TIMER_MS);
+    this.#toolBudgetMs = Math.min(timeoutMs, this.run!.deadline - startedAt, MAX_TIMER_MS);
     return controller.signal;
   }
 
@@ -178,7 +202,7 @@ export class Call {
  */
 export function refuse(
   setup: Setup,
-  run: RunContext,
+  runId: string,
   toolCallId: string | null,
   toolName: string | null,
   code: ErrorCode,
@@ -191,7 +215,7 @@ export function refuse(
   if (setup.observe !== undefined) {
     emit(setup, {
       type: "call.refused",
-      runId: run.runId,
+      runId,
       toolCallId,
       toolName,
       code,

@@ -1,6 +1,7 @@
 /**
- * Step 7 of `invoke`: the record ends READY or ERROR, in one atomic store operation, and the
- * observer hears how the call finished.
+ * Step 7 of `invoke`: the record ends READY or ERROR, in one atomic store operation (tried again
+ * while the store fails, within `storeRetryMs`: the tool has run, and its outcome is kept when
+ * the store comes back), and the observer hears how the call finished.
  *
  * @module
  */
@@ -11,6 +12,7 @@ import { applyOutcome } from "../lifecycle.ts";
 import { toCanonicalRecord } from "../run/inspect.ts";
 import type { CompleteOutcome, StoredRecord } from "../store.ts";
 import { emit } from "../setup.ts";
+import { retried } from "../store_retry.ts";
 import type { Call } from "./call.ts";
 import { result } from "./result.ts";
 
@@ -22,13 +24,14 @@ const UNDECIDED: CompleteOutcome = {
 };
 
 /**
- * Completes the record with the call's outcome, for the attempt that began it.
+ * Completes the record with the call's outcome, for the attempt that began it; a complete that
+ * threw is tried again with the same request for up to `storeRetryMs` after its first failure.
  *
  * @returns `null` when the record is READY, else the code the agent gets: the outcome's, or the
  *   store's (RECORD_EXPIRED, ILLEGAL_TRANSITION, STORE_UNAVAILABLE) when it could not be written.
  */
 export async function complete(call: Call): Promise<ErrorCode | null> {
-  const { setup, run, toolCallId } = call;
+  const { setup, runId, toolCallId } = call;
   const outcome = call.outcome ?? UNDECIDED;
   let code: ErrorCode | null = outcome.status === "ERROR" ? outcome.errorCode : null;
   let failure = call.error;
@@ -41,14 +44,17 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
     const signed = ledger === undefined || call.begun === null
       ? undefined
       : await proofOf(ledger.signer ?? await ledger.ready, call, call.begun, outcome, now);
-    const completed = await setup.store.complete({
-      runId: run.runId,
+    // The same request on every try: the same attempt, `now` and proof, so a try that finds the
+    // record already written by an earlier one is answered that record.
+    const request = {
+      runId,
       toolCallId,
       attemptId: call.attemptId,
       outcome,
       now,
       ...(signed === undefined ? {} : { proof: signed }),
-    });
+    };
+    const completed = await retried(() => setup.store.complete(request), setup.storeRetryMs);
     if (!completed.ok) code = completed.code;
     else proof = completed.record.proof;
   } catch (thrown) {
@@ -60,12 +66,12 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
     const agentResult = result(call, code);
     emit(setup, {
       type: "call.finished",
-      runId: run.runId,
+      runId,
       toolCallId,
       toolName: call.tool.name,
       status: agentResult.status,
       code: agentResult.status === "ERROR" ? agentResult.code : null,
-      durationMs: setup.clock() - call.startedAt,
+      durationMs: setup.clock() - call.invokedAt,
       result: structuredClone(agentResult),
       ...(proof === undefined ? {} : { proof: { ...proof } }),
       ...(failure === undefined ? {} : { error: failure }),
@@ -87,7 +93,8 @@ async function proofOf(
   now: number,
 ): Promise<RecordProof> {
   const hash = await recordHash(toCanonicalRecord(applyOutcome(begun, outcome, now)));
-  const message = recordMessage(begun.runId, call.run.startedAt, begun.toolCallId, hash);
+  // The instance the call began in: the caller's context, or the one the store's begin answered.
+  const message = recordMessage(begun.runId, call.run!.startedAt, begun.toolCallId, hash);
   const sig = await signer.sign(message);
   return { hash, sig, keyId: signer.keyId };
 }

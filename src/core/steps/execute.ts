@@ -23,7 +23,7 @@ export function execute(call: Call): JsonSnapshot | null | Promise<JsonSnapshot 
   const signal = call.startTool(call.tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
   let raw: unknown;
   try {
-    raw = call.tool.execute(call.input, { signal, run: call.run, toolCallId: call.toolCallId });
+    raw = call.tool.execute(call.input, { signal, run: call.run!, toolCallId: call.toolCallId });
   } catch (error) {
     return call.threw(error);
   }

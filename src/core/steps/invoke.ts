@@ -6,7 +6,7 @@
  */
 import type { InvokeOptions } from "../options.ts";
 import { ledgerChecked, type Setup } from "../setup.ts";
-import type { BoundaryResult, RunContext, ToolCallEnvelope } from "../types.ts";
+import type { BoundaryResult, RunContext, RunRef, ToolCallEnvelope } from "../types.ts";
 import { authorize } from "./authorize.ts";
 import { begin } from "./begin.ts";
 import { Call } from "./call.ts";
@@ -21,12 +21,13 @@ import { result } from "./result.ts";
  * Runs one tool call through the steps; `ToolBoundary.invoke` tells what it promises.
  *
  * @returns The bounded READY result, or an ERROR with a safe code. Never raw data.
- * @throws {TypeError} When `run` is not a run context, `options.signal` not an AbortSignal, or
- *   the boundary's `ledgerKey` not a key pair (programming errors): nothing is recorded.
+ * @throws {TypeError} When `run` is neither a run context nor a run reference,
+ *   `options.signal` not an AbortSignal, or the boundary's `ledgerKey` not a key pair
+ *   (programming errors): nothing is recorded.
  */
 export async function invoke(
   setup: Setup,
-  run: RunContext,
+  run: RunContext | RunRef,
   envelope: ToolCallEnvelope,
   options: InvokeOptions | undefined,
 ): Promise<BoundaryResult> {

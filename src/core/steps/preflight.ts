@@ -1,7 +1,7 @@
 /**
- * Step 1 of `invoke`, in process and without I/O: the run context, the caller's options, the
- * envelope's fields (each read once), the tool, and the input, read once into the request that
- * is recorded.
+ * Step 1 of `invoke`, in process and without I/O: the run (a context or a reference), the
+ * caller's options, the envelope's fields (each read once), the tool, and the input, read once
+ * into the request that is recorded.
  *
  * @module
  */
@@ -18,32 +18,27 @@ import {
   type SnapshotProblem,
 } from "../json.ts";
 import type { AnyToolDefinition } from "../tool.ts";
-import type { ErrorResult, InputIssue, RunContext, ToolCallEnvelope } from "../types.ts";
+import { checkEpochMs } from "../limits.ts";
+import type { ErrorResult, InputIssue, RunContext, RunRef, ToolCallEnvelope } from "../types.ts";
 import { utf8ByteLength } from "../utf8.ts";
 import type { Setup } from "../setup.ts";
-import { Call, isAborted, refuse } from "./call.ts";
+import { Call, type GivenRun, isAborted, refuse } from "./call.ts";
 
 /**
  * Checks the call itself, in order: the tool call ID, the run, the tool, then (unless the
  * caller has already given up: CANCELLED) the input.
  *
  * @returns The call, or the refusal (nothing is recorded).
- * @throws {TypeError} When `run` is not a run context or `options.signal` not an AbortSignal
- *   (programming errors).
+ * @throws {TypeError} When `run` is neither a run context nor a run reference, or
+ *   `options.signal` not an AbortSignal (programming errors).
  */
 export function preflight(
   setup: Setup,
-  run: RunContext,
+  given: RunContext | RunRef,
   envelope: unknown,
   options: InvokeOptions | undefined,
 ): Call | ErrorResult {
-  if (
-    !run || typeof run !== "object" || !isSafeRunId(run.runId) ||
-    // A signed record names its run instance: the run's start, which a context always carries.
-    (setup.ledger !== undefined && !Number.isSafeInteger(run.startedAt))
-  ) {
-    throw new TypeError("Cannot invoke: run must be the RunContext returned by startRun()");
-  }
+  const run = givenRun(given, setup.ledger !== undefined);
   const signal = callerSignal(options);
   // Only the observer's durationMs needs the start time.
   const startedAt = setup.observe === undefined ? 0 : setup.clock();
@@ -69,23 +64,74 @@ export function preflight(
   }
   const failed = (at: number) => (read === at ? readError : undefined);
   if (read < 1 || !isSafeToolCallId(toolCallId)) {
-    return refuse(setup, run, null, null, "INVALID_TOOL_CALL_ID", failed(0));
+    return refuse(setup, run.runId, null, null, "INVALID_TOOL_CALL_ID", failed(0));
   }
   if (read < 2 || runId !== run.runId) {
-    return refuse(setup, run, toolCallId, null, "RUN_MISMATCH", failed(1));
+    return refuse(setup, run.runId, toolCallId, null, "RUN_MISMATCH", failed(1));
   }
   const tool = read >= 3 && typeof toolName === "string" ? setup.tools.get(toolName) : undefined;
-  if (tool === undefined) return refuse(setup, run, toolCallId, null, "UNKNOWN_TOOL", failed(2));
-  if (signal !== undefined && isAborted(signal)) {
-    return refuse(setup, run, toolCallId, tool.name, "CANCELLED");
+  if (tool === undefined) {
+    return refuse(setup, run.runId, toolCallId, null, "UNKNOWN_TOOL", failed(2));
   }
-  if (read < 4) return refuse(setup, run, toolCallId, tool.name, "INVALID_INPUT", failed(3));
+  if (signal !== undefined && isAborted(signal)) {
+    return refuse(setup, run.runId, toolCallId, tool.name, "CANCELLED");
+  }
+  if (read < 4) return refuse(setup, run.runId, toolCallId, tool.name, "INVALID_INPUT", failed(3));
 
   const parsed = parseInput(setup, tool, input);
   if ("code" in parsed) {
-    return refuse(setup, run, toolCallId, tool.name, parsed.code, parsed.error, parsed.issues);
+    const { code, error, issues } = parsed;
+    return refuse(setup, run.runId, toolCallId, tool.name, code, error, issues);
   }
   return new Call(setup, run, tool, toolCallId, parsed, signal, startedAt);
+}
+
+/**
+ * The run `invoke` was given, each field read once: a {@linkcode RunContext} (it has a numeric
+ * `deadline`) or a {@linkcode RunRef}; either may name its instance by `startedAt`, and a context
+ * must when records are signed (`signed`).
+ *
+ * @throws {TypeError} For anything else (a programming error).
+ */
+function givenRun(given: RunContext | RunRef, signed: boolean): GivenRun {
+  let runId: unknown;
+  let deadline: unknown;
+  let startedAt: unknown;
+  try {
+    if (typeof given === "object" && given !== null) {
+      runId = given.runId;
+      deadline = (given as Partial<RunContext>).deadline;
+      startedAt = given.startedAt;
+    }
+  } catch {
+    runId = undefined; // a getter threw: not a run
+  }
+  const context = typeof deadline === "number";
+  if (
+    !isSafeRunId(runId) || !isInstance(startedAt) ||
+    // A signed record names its run instance: the run's start, which a context always carries.
+    (signed && context && startedAt === undefined)
+  ) {
+    throw new TypeError(
+      "Cannot invoke: run must be the RunContext returned by startRun() or a { runId, startedAt? }",
+    );
+  }
+  return {
+    runId,
+    startedAt,
+    context: context ? given as RunContext : null,
+  };
+}
+
+/** Absent, or an integer epoch ms (a run's `startedAt`). */
+function isInstance(value: unknown): value is number | undefined {
+  if (value === undefined) return true;
+  try {
+    checkEpochMs("startedAt", value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The caller's signal, read once. */

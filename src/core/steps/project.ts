@@ -8,7 +8,7 @@ import type { JsonObject, JsonValue } from "../json.ts";
 import { CONTENT_DEPTH } from "../limits.ts";
 import { snapshotProjection } from "../progress.ts";
 import type { ProjectContext } from "../tool.ts";
-import type { RunContext } from "../types.ts";
+import type { RunInstance } from "../types.ts";
 import { utf8ByteBound, utf8ByteLength } from "../utf8.ts";
 import { type Call, isThenable, STOPPED } from "./call.ts";
 
@@ -29,7 +29,7 @@ export function project(
   try {
     projected = call.tool.project(
       raw.value,
-      new RecordedContext(call.run, call.toolCallId, call.requestJson),
+      new RecordedContext(call.run!, call.toolCallId, call.requestJson),
     );
   } catch (error) {
     call.fail("PROJECTION_FAILED", rawJson, error);
@@ -116,12 +116,12 @@ function decide(
  * a getter costs far more to create.
  */
 class RecordedContext implements ProjectContext {
-  readonly run: RunContext;
+  readonly run: RunInstance;
   readonly toolCallId: string;
   readonly #requestJson: string;
   #input: JsonObject | undefined;
 
-  constructor(run: RunContext, toolCallId: string, requestJson: string) {
+  constructor(run: RunInstance, toolCallId: string, requestJson: string) {
     this.run = run;
     this.toolCallId = toolCallId;
     this.#requestJson = requestJson;

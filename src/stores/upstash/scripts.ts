@@ -12,8 +12,9 @@
  *   "123" is never turned into a number; with it off, the store parses the string itself. Either
  *   way the client decodes one value per reply, not one per element (each of which used to cost
  *   a base64 decode and a thrown `JSON.parse`).
- * - A reply never carries what the caller already knows: `begin` answers `["OK"]`, and
- *   `complete` only the fields its request does not carry.
+ * - A reply never carries what the caller already knows: `begin` answers the run's deadline
+ *   and start (the caller may know only the run ID) but no record field it sent, and `complete`
+ *   only the fields its request does not carry.
  * - Numbers arrive as decimal strings and are compared with `tonumber`; they leave as the strings
  *   Redis holds (cjson would print a Lua number with 14 significant digits), so no counter or
  *   timestamp loses digits on the way out.
@@ -267,23 +268,29 @@ export const BEGIN: LuaScript = {
 -- ARGV[1]  runId          ARGV[2] toolCallId    ARGV[3] toolName     ARGV[4] requestJson
 -- ARGV[5]  attemptId      ARGV[6] ttlMs         ARGV[7] now          ARGV[8] expiresAt (now + ttlMs)
 -- ARGV[9]  requestDigest  ARGV[10] '1' to carry the record in DUPLICATE_TOOL_CALL (replay), '0' not
--- Reply: ["OK"] when created (the caller knows every field)
---      | ["OK", <${RECORD_FIELDS.length} record fields>] for a repeat of the same attempt
+-- ARGV[11] the instance asked for: the run's startedAt, or '' for whichever lives
+-- Reply: ["OK", deadline, startedAt] when created (the caller knows every record field)
+--      | ["OK", deadline, startedAt, <${RECORD_FIELDS.length} record fields>] for a repeat of the same attempt
 --      | ["DUPLICATE_TOOL_CALL", "REPLAY", <${RECORD_FIELDS.length} record fields, or none once it expired>] with ARGV[10] '1'
 --      | ["RUN_NOT_FOUND" | "RUN_INACTIVE" | "DEADLINE_EXCEEDED" | "DUPLICATE_TOOL_CALL"
 --         | "TOOL_CALL_CONFLICT" | "TOOL_BUDGET_EXHAUSTED" | "RUN_BUDGET_EXHAUSTED"]
 -- A begun key is the run hash field c:<toolCallId> = '<seq>:<attemptId>:<requestDigest>', kept for
 -- the life of the run (also after its record expired); the digest holds no ':'.
 local run = redis.call('HMGET', KEYS[1], 'status', 'deadline', 'calls', 'used',
-  'b:' .. ARGV[3], 'u:' .. ARGV[3], 'c:' .. ARGV[2], '${LAYOUT_FIELD}', 'tools')
--- startRun gives every run hash a status: none means no run.
-if not run[1] then return ${fixed("RUN_NOT_FOUND")} end
+  'b:' .. ARGV[3], 'u:' .. ARGV[3], 'c:' .. ARGV[2], '${LAYOUT_FIELD}', 'tools', 'startedAt')
+-- startRun gives every run hash a status: none means no run. A run of this ID that started at
+-- another ms is another instance: the one asked for is gone.
+if not run[1] or (ARGV[11] ~= '' and run[10] ~= ARGV[11]) then
+  return ${fixed("RUN_NOT_FOUND")}
+end
 local attempt, digest
 if run[7] then attempt, digest = string.match(run[7], '^%d+:(.*):([^:]*)$') end
 -- A client retry of a begin that already ran: the same begin, not a duplicate.
 if attempt == ARGV[5] then
   ${readRecord("KEYS[2]")}
   if out[${at("attemptId")}] then
+    table.insert(out, 1, run[10])
+    table.insert(out, 1, run[2])
     table.insert(out, 1, 'OK')
     return cjson.encode(out)
   end
@@ -326,7 +333,7 @@ if run[9] and not run[5] and not run[6] then
     or (string.sub(run[9], 1, -2) .. ',' .. cjson.encode(ARGV[3]) .. ']')
 end
 redis.call('HSET', KEYS[1], unpack(set))
-return ${fixed("OK")}
+return cjson.encode({'OK', run[2], run[10]})
 `,
 };
 
@@ -648,11 +655,11 @@ export const LOOKUP_CALL: LuaScript = {
   readOnly: true,
   source: `-- lookupCall
 -- KEYS[1]  run hash       KEYS[2] record hash
--- ARGV[1]  toolCallId
--- Reply: [] when the run is absent | ["OK"] when the key was never begun
+-- ARGV[1]  toolCallId     ARGV[2] the instance asked for: the run's startedAt, or '' for any
+-- Reply: [] when the run is absent (or another instance) | ["OK"] when the key was never begun
 --      | ["OK", "<seq>:<attemptId>:<requestDigest>", <${RECORD_FIELDS.length} record fields, false once it expired>]
-local run = redis.call('HMGET', KEYS[1], 'status', 'c:' .. ARGV[1])
-if not run[1] then return '[]' end
+local run = redis.call('HMGET', KEYS[1], 'status', 'c:' .. ARGV[1], 'startedAt')
+if not run[1] or (ARGV[2] ~= '' and run[3] ~= ARGV[2]) then return '[]' end
 if not run[2] then return ${fixed("OK")} end
 ${readRecord("KEYS[2]")}
 table.insert(out, 1, run[2])

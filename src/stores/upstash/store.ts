@@ -11,6 +11,7 @@ import {
   checkBeginRequest,
   checkCompleteRequest,
   checkEndRunRequest,
+  checkEpochMs,
   checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
@@ -22,7 +23,7 @@ import { pageOf } from "../../core/runs_page.ts";
 import { checkRecordProof } from "../../core/ledger.ts";
 import type { RecordProof } from "../../core/types.ts";
 import type {
-  BeginRefusal,
+  BeginReply,
   BeginRequest,
   BegunCall,
   CallLookup,
@@ -630,11 +631,12 @@ export class UpstashStore implements Store {
   }
 
   /** {@inheritDoc Store.begin} */
-  async begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal> {
+  async begin(request: BeginRequest): Promise<BeginReply> {
     const invalid = checkBeginRequest(request);
     if (invalid !== null) return refuse(invalid);
     const expiresAt = request.now + request.ttlMs;
     const replay = request.replay === true;
+    const { startedAt } = request;
     const reply = await this.#call(
       BEGIN,
       [
@@ -653,6 +655,7 @@ export class UpstashStore implements Store {
         intArg(expiresAt),
         request.requestDigest,
         replay ? "1" : "0",
+        startedAt === undefined ? "" : intArg(startedAt),
       ],
       // Before the tool may run, the replicas hold the record (a refusal wrote nothing).
       this.#durability === undefined
@@ -669,12 +672,16 @@ export class UpstashStore implements Store {
       const record = reply.length > 2 ? this.#parse(() => toRecord(reply.slice(1))) : null;
       return { ok: false, code: "DUPLICATE_TOOL_CALL", record };
     }
-    if (reply.length > 1) {
-      // A repeat of an attempt that already ran: the record as stored.
-      return { ok: true, record: this.#parse(() => toRecord(reply)) };
-    }
-    // Created: every field is the request's.
-    return { ok: true, record: projectingRecord(request, expiresAt) };
+    return this.#parse(() => {
+      // The run's deadline and start, then (for a repeat of an attempt that already ran) the
+      // record as stored.
+      const run = { deadline: int(reply[1]), startedAt: int(reply[2]) };
+      if (reply.length === 3) {
+        // Created: every record field is the request's.
+        return { ok: true, run, record: projectingRecord(request, expiresAt) };
+      }
+      return { ok: true, run, record: toRecord(reply.slice(2)) };
+    });
   }
 
   /** {@inheritDoc Store.complete} */
@@ -950,14 +957,22 @@ export class UpstashStore implements Store {
   }
 
   /** {@inheritDoc Store.lookupCall} */
-  async lookupCall(runId: string, toolCallId: string): Promise<CallLookup | null> {
+  async lookupCall(
+    runId: string,
+    toolCallId: string,
+    startedAt?: number,
+  ): Promise<CallLookup | null> {
+    const instance = startedAt === undefined ? "" : intArg(checkEpochMs("startedAt", startedAt));
     if (!isSafeRunId(runId)) return null;
-    // Such an ID was never begun; only whether the run exists is left to tell.
+    // Such an ID was never begun; only whether the run (the instance) exists is left to tell.
     if (!isSafeToolCallId(toolCallId)) {
-      return (await this.getRun(runId)) === null ? null : { call: null, record: null };
+      const run = await this.getRun(runId);
+      return run === null || (startedAt !== undefined && run.startedAt !== startedAt)
+        ? null
+        : { call: null, record: null };
     }
     const keys = [this.#runKey(runId), this.#recordKey(runId, toolCallId)];
-    const reply = await this.#call(LOOKUP_CALL, keys, [toolCallId]);
+    const reply = await this.#call(LOOKUP_CALL, keys, [toolCallId, instance]);
     if (reply.length === 0) return null;
     if (replyStatus(reply) !== "OK") throw storeUnavailable(unreadable());
     if (reply.length === 1) return { call: null, record: null };

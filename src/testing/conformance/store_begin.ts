@@ -4,7 +4,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { StoreContext, Suite } from "./context.ts";
+import { type StoreContext, type Suite, uniqueId } from "./context.ts";
 import { assertAbsent, beginRequest, storeRun } from "./helpers.ts";
 
 /** Registers the begin cases of the `Store` contract. */
@@ -86,6 +86,101 @@ export function storeBeginCases(suite: Suite<StoreContext>): void {
         calls: 1,
         perTool: { fake_success: 1 },
       });
+    },
+  );
+
+  suite.test(
+    "begin() answers the run's deadline and start with the record, and again for a repeat of its attempt",
+    async ({ store, clock }) => {
+      const runId = await storeRun(store, clock);
+      const state = await store.getRun(runId);
+      assert.ok(state !== null);
+      const instance = { deadline: state.deadline, startedAt: state.startedAt };
+      const request = beginRequest(runId, "call_run", clock);
+      const begun = await store.begin(request);
+      assert.ok(begun.ok);
+      assert.deepEqual(begun.run, instance);
+      assert.deepEqual(begun.record, await store.get(runId, "call_run"));
+      // Named by its instance, and resent: the same answer.
+      const again = await store.begin({ ...request, startedAt: state.startedAt });
+      assert.deepEqual(again, { ok: true, record: begun.record, run: instance });
+      assert.equal((await store.getRun(runId))?.used.calls, 1);
+    },
+  );
+
+  suite.test(
+    "begin() for another instance of the run ID (another startedAt) is RUN_NOT_FOUND and writes nothing",
+    async (ctx) => {
+      const { store, clock } = ctx;
+      const runId = await storeRun(store, clock);
+      const state = await store.getRun(runId);
+      assert.ok(state !== null);
+      const first = beginRequest(runId, "call_first", clock, { startedAt: state.startedAt });
+      assert.equal((await store.begin(first)).ok, true);
+      for (const startedAt of [state.startedAt - 1, state.startedAt + 1, 0]) {
+        const other = beginRequest(runId, "call_other", clock, { startedAt });
+        assert.deepEqual(await store.begin(other), { ok: false, code: "RUN_NOT_FOUND" });
+        // Not even a repeat of an attempt the run began: the instance is checked first.
+        assert.deepEqual(await store.begin({ ...first, startedAt }), {
+          ok: false,
+          code: "RUN_NOT_FOUND",
+        });
+      }
+      await assertAbsent(ctx, runId, "call_other");
+      assert.deepEqual((await store.getRun(runId))?.used, {
+        calls: 1,
+        perTool: { fake_success: 1 },
+      });
+      // A start that is not an integer epoch ms is refused before anything is read.
+      for (const startedAt of [-1, 0.5, Number.NaN, "1" as unknown as number]) {
+        await assert.rejects(
+          () => store.begin(beginRequest(runId, "call_bad", clock, { startedAt })),
+          RangeError,
+          String(startedAt),
+        );
+      }
+      await assertAbsent(ctx, runId, "call_bad");
+    },
+  );
+
+  suite.test(
+    "a run ID started again after its state expired is another instance: begins and lookups for the earlier one find no run",
+    async (ctx) => {
+      const { store, clock } = ctx;
+      const runId = uniqueId("run");
+      const start = (attemptId: string) =>
+        store.startRun({
+          runId,
+          deadline: clock() + ctx.ttlMs,
+          budget: { calls: 10, perTool: {} },
+          ttlMs: ctx.ttlMs,
+          attemptId,
+          now: clock(),
+        });
+      const earlier = await start("start-earlier");
+      assert.ok(earlier.ok);
+      const old = earlier.run.startedAt;
+      assert.equal((await store.begin(beginRequest(runId, "call_1", clock))).ok, true);
+      await ctx.advance(Math.ceil(ctx.ttlMs * 1.5));
+      assert.equal(await store.getRun(runId), null);
+      const later = await start("start-later");
+      assert.ok(later.ok);
+      assert.notEqual(later.run.startedAt, old);
+      const stale = beginRequest(runId, "call_2", clock, { startedAt: old });
+      assert.deepEqual(await store.begin(stale), { ok: false, code: "RUN_NOT_FOUND" });
+      assert.equal(await store.lookupCall(runId, "call_2", old), null);
+      assert.equal(await store.lookupCall(runId, "call_1", old), null);
+      assert.deepEqual((await store.getRun(runId))?.used.calls, 0);
+      // The later instance, named or not.
+      const named = await store.begin({ ...stale, startedAt: later.run.startedAt });
+      assert.ok(named.ok);
+      assert.deepEqual(named.run, {
+        deadline: later.run.deadline,
+        startedAt: later.run.startedAt,
+      });
+      assert.equal((await store.begin(beginRequest(runId, "call_3", clock))).ok, true);
+      const found = await store.lookupCall(runId, "call_2", later.run.startedAt);
+      assert.equal(found?.record?.status, "PROJECTING");
     },
   );
 

@@ -207,6 +207,29 @@ export function storeCallCases(suite: Suite<StoreContext>): void {
   );
 
   suite.test(
+    "lookupCall() for another instance of the run ID (another startedAt) is null, as for an absent run",
+    async (ctx) => {
+      const { store, clock } = ctx;
+      const runId = await storeRun(store, clock);
+      await beginAndComplete(ctx, runId, "call_1", READY);
+      const startedAt = (await store.getRun(runId))!.startedAt;
+      const own = await store.lookupCall(runId, "call_1", startedAt);
+      assert.deepEqual(own, await store.lookupCall(runId, "call_1"));
+      assert.equal(own?.record?.status, "READY");
+      assert.deepEqual(await store.lookupCall(runId, "call_never", startedAt), {
+        call: null,
+        record: null,
+      });
+      for (const other of [startedAt - 1, startedAt + 1]) {
+        for (const toolCallId of ["call_1", "call_never", "not a safe ID"]) {
+          assert.equal(await store.lookupCall(runId, toolCallId, other), null, toolCallId);
+        }
+      }
+      await assert.rejects(() => store.lookupCall(runId, "call_1", -1), RangeError);
+    },
+  );
+
+  suite.test(
     "a resent begin of the same attempt is the same begin, with replay or another digest too: not a duplicate, listed and counted once",
     async (ctx) => {
       const { store, clock } = ctx;
