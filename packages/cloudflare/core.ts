@@ -42,10 +42,25 @@ export type RunSummary = Root.RunSummary;
  */
 export type Store = Root.Store;
 /**
+ * `RunArchive` of `@tool-boundary/core`.
+ * @internal
+ */
+export type RunArchive = Root.RunArchive;
+/**
  * `BeginRefusal` of `@tool-boundary/core/store`.
  * @internal
  */
 export type BeginRefusal = Contract.BeginRefusal;
+/**
+ * `BeginReply` of `@tool-boundary/core/store`.
+ * @internal
+ */
+export type BeginReply = Contract.BeginReply;
+/**
+ * `BegunRun` of `@tool-boundary/core/store`.
+ * @internal
+ */
+export type BegunRun = Contract.BegunRun;
 /**
  * `BeginRequest` of `@tool-boundary/core/store`.
  * @internal
@@ -136,6 +151,7 @@ export {
   checkBeginRequest,
   checkCompleteRequest,
   checkEndRunRequest,
+  checkEpochMs,
   checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,

@@ -217,8 +217,8 @@ export function boundaryStore(namespace: LedgerNamespace): Store {
     get: (runId, toolCallId) => read(runId, (object) => object.get(runId, toolCallId)),
     endRun: (request) => send(request, (object, sent) => object.endRun(sent)),
     readFacts: (request) => send(request, (object, sent) => object.readFacts(sent)),
-    lookupCall: (runId, toolCallId) =>
-      read(runId, (object) => object.lookupCall(runId, toolCallId)),
+    lookupCall: (runId, toolCallId, startedAt) =>
+      read(runId, (object) => object.lookupCall(runId, toolCallId, startedAt)),
     listCalls: (runId) => read(runId, (object) => object.listCalls(runId)),
     sealRun: (request) => send(request, (object, sent) => object.sealRun(sent)),
     exportRun: (runId) => read(runId, (object) => object.exportRun(runId)),

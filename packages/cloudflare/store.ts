@@ -7,6 +7,7 @@ import {
   checkBeginRequest,
   checkCompleteRequest,
   checkEndRunRequest,
+  checkEpochMs,
   checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
@@ -23,8 +24,9 @@ import {
   utf8ByteLength,
 } from "./core.ts";
 import type {
-  BeginRefusal,
+  BeginReply,
   BeginRequest,
+  BegunRun,
   CallLookup,
   CallSummary,
   CompleteRefusal,
@@ -355,18 +357,21 @@ export class DurableObjectStore implements Store {
   }
 
   /** {@inheritDoc Store.begin} */
-  begin(request: BeginRequest): Promise<{ ok: true; record: StoredRecord } | BeginRefusal> {
-    return this.#write((): { ok: true; record: StoredRecord } | BeginRefusal => {
+  begin(request: BeginRequest): Promise<BeginReply> {
+    return this.#write((): BeginReply => {
       const code = checkBeginRequest(request);
       if (code !== null) return refusal(code);
       const { runId, toolCallId } = request;
       const now = this.#clock();
       const run = this.#liveRun(runId, now);
-      if (run === undefined) return refusal("RUN_NOT_FOUND");
+      // Another instance of the run ID is not the run asked for: that one is gone.
+      if (run === undefined || !isInstance(run, request.startedAt)) {
+        return refusal("RUN_NOT_FOUND");
+      }
       const begun = this.#call(runId, toolCallId);
       if (begun !== undefined && begun.attempt_id === request.attemptId) {
         const existing = this.#liveRecord(runId, toolCallId, now);
-        if (existing !== undefined) return { ok: true, record: existing };
+        if (existing !== undefined) return { ok: true, record: existing, run: begunRunOf(run) };
       }
       if (run.status !== "ACTIVE") return refusal("RUN_INACTIVE");
       if (request.now >= run.deadline) return refusal("DEADLINE_EXCEEDED");
@@ -406,7 +411,7 @@ export class DurableObjectStore implements Store {
         runId,
       );
       this.#expiresAt(record.expiresAt);
-      return { ok: true, record };
+      return { ok: true, record, run: begunRunOf(run) };
     });
   }
 
@@ -647,10 +652,18 @@ export class DurableObjectStore implements Store {
   }
 
   /** {@inheritDoc Store.lookupCall} */
-  lookupCall(runId: string, toolCallId: string): Promise<CallLookup | null> {
+  lookupCall(runId: string, toolCallId: string, startedAt?: number): Promise<CallLookup | null> {
+    if (startedAt !== undefined) {
+      try {
+        checkEpochMs("startedAt", startedAt);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     return this.#read((): CallLookup | null => {
       const now = this.#clock();
-      if (!isSafeRunId(runId) || this.#liveRun(runId, now) === undefined) return null;
+      const run = isSafeRunId(runId) ? this.#liveRun(runId, now) : undefined;
+      if (run === undefined || !isInstance(run, startedAt)) return null;
       const call = isSafeToolCallId(toolCallId) ? this.#call(runId, toolCallId) : undefined;
       if (call === undefined) return { call: null, record: null };
       return {
@@ -915,6 +928,16 @@ function checkRowBytes(what: "record" | "run", ...texts: string[]): void {
       `DurableObjectStore cannot keep this ${what}: ${bytes} bytes of text, over the ${MAX_ROW_BYTES} a row may hold`,
     );
   }
+}
+
+/** Whether the run is the instance asked for (any, when none is named). */
+function isInstance(row: RunRow, startedAt: number | undefined): boolean {
+  return startedAt === undefined || row.started_at === startedAt;
+}
+
+/** What every begin of the run answers of it: fixed when the run started. */
+function begunRunOf(row: RunRow): BegunRun {
+  return { deadline: row.deadline, startedAt: row.started_at };
 }
 
 function runStateOf(row: RunRow): RunState {
