@@ -3,20 +3,8 @@
  *
  * @module
  */
-import { isSafeRunId } from "./core.ts";
+import { isSafeRunId, type RunArchive } from "./core.ts";
 import type { R2BucketLike } from "./types.ts";
-
-/** Where sealed runs' bundles are kept: one object per run, written once. */
-export interface RunArchive {
-  /**
-   * Keeps a run's bundle (`JSON.stringify(await boundary.exportRun(runId))`) under the run's key.
-   * Idempotent by run: writing the same bytes again succeeds and changes nothing; other bytes
-   * for a run already archived are refused (an `Error`), so evidence is never overwritten.
-   */
-  put(runId: string, bundleJson: string): Promise<void>;
-  /** The bundle kept for a run, as written; `null` when there is none. */
-  get(runId: string): Promise<string | null>;
-}
 
 /** Options of {@linkcode r2Archive}. */
 export interface R2ArchiveOptions {
@@ -25,9 +13,10 @@ export interface R2ArchiveOptions {
 }
 
 /**
- * A {@linkcode RunArchive} in an R2 bucket. A bundle is written only where no object is (a
- * conditional put), with its SHA-256 for R2 to check the bytes it received; when one is already
- * there, the same bytes are a success and any others an error.
+ * A `RunArchive` of `@tool-boundary/core` in an R2 bucket, for the boundary's `archive` option.
+ * A bundle is written only where no object is (a conditional put), with its SHA-256 for R2 to
+ * check the bytes it received; when one is already there, the same bytes are a success and any
+ * others an error.
  *
  * @param bucket The bucket binding (`env.ARCHIVE`).
  * @param options The key prefix.
@@ -62,7 +51,10 @@ export interface R2ArchiveOptions {
  * assert.deepEqual([...objects.keys()], ["runs/run-1.json"]);
  * ```
  */
-export function r2Archive(bucket: R2BucketLike, options: R2ArchiveOptions = {}): RunArchive {
+export function r2Archive(
+  bucket: R2BucketLike,
+  options: R2ArchiveOptions = {},
+): RunArchive & { get(runId: string): Promise<string | null> } {
   const prefix = options.prefix ?? "runs/";
   if (typeof prefix !== "string") throw new TypeError("Invalid prefix: expected a string");
   const keyOf = (runId: string) => {

@@ -51,7 +51,7 @@ export {
   type LedgerObjectInstance,
   type LedgerObjectOptions,
 } from "./namespace.ts";
-export { r2Archive, type R2ArchiveOptions, type RunArchive } from "./archive.ts";
+export { r2Archive, type R2ArchiveOptions } from "./archive.ts";
 export type {
   DurableObjectContext,
   DurableObjectStorageLike,
