@@ -439,21 +439,24 @@ export class SupportAgent extends Agent<Env> {
   }
 }
 
-/** Seals a signed run on the namespace, archives its bundle in R2 and verifies the copy. */
+/** Seals a signed run on the namespace with the R2 archive as the boundary's, and verifies it. */
 async function archive(env: Env): Promise<unknown> {
   const keys = await generateLedgerKeys();
   const executions = new Map<string, number>();
+  const store = r2Archive(env.ARCHIVE);
   const boundary = new ToolBoundary({
     store: boundaryStore(env.LEDGER),
     tools: [countingTool(executions)],
     ledgerKey: keys.privateKey,
+    archive: store,
   });
   const run = await boundary.startRun({ ttlMs: 60_000 });
   await invokeAll(boundary, run.runId, ["call_1", "call_2"]);
+  const before = await store.get(run.runId);
+  // endRun seals the run and writes its bundle to R2 before it answers.
   await boundary.endRun(run);
+  const kept = await store.get(run.runId);
   const bundleJson = JSON.stringify(await boundary.exportRun(run.runId));
-  const store = r2Archive(env.ARCHIVE);
-  await store.put(run.runId, bundleJson);
   await store.put(run.runId, bundleJson);
   let refused = "";
   try {
@@ -461,10 +464,10 @@ async function archive(env: Env): Promise<unknown> {
   } catch (error) {
     refused = (error as Error).message;
   }
-  const kept = await store.get(run.runId);
   const tampered = JSON.parse(kept!);
   tampered.records.reverse();
   return {
+    before,
     key: (await env.ARCHIVE.head(`runs/${run.runId}.json`)) !== null,
     same: kept === bundleJson,
     refused,

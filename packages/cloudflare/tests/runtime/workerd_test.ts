@@ -314,12 +314,13 @@ Deno.test("workerd: an Agent's AI SDK tools go through a boundary on the ledger 
   });
 });
 
-Deno.test("workerd: a sealed run's bundle archived in R2 verifies from the archive copy", async () => {
+Deno.test("workerd: a boundary with archive: r2Archive writes the sealed run's bundle to R2 at endRun, and the copy verifies", async () => {
   await serve(async (get) => {
     const { refused, ...seen } = await get("/archive") as Record<string, unknown>;
     // The same bytes again are a success; other bytes for the run are refused.
     assert.match(refused as string, /^Archive already holds another bundle for run /);
     assert.deepEqual(seen, {
+      before: null,
       key: true,
       same: true,
       verdict: { ok: true, sealed: true, calls: 2 },
