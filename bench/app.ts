@@ -1,5 +1,5 @@
 /**
- * Figure 12: what the HTTP app costs per call in process, side by side in one run: the same
+ * Figure 13: what the HTTP app costs per call in process, side by side in one run: the same
  * `ToolBoundary.invoke` (MemoryStore, 1 KiB raw) called directly, behind a bare Hono route (the
  * body read by Hono, the invoke, the result as JSON), and through `createApp` with the static
  * agent token, with a run token, and as an MCP `tools/call` (a session of 2025-11-25 with the

@@ -1,5 +1,5 @@
 /**
- * Figure 13: what a Worker carries and what its cold start costs. Bundles, the way
+ * Figure 14: what a Worker carries and what its cold start costs. Bundles, the way
  * `deno task build:worker` does (`deno bundle --platform browser`, and with `--minify` as the
  * task now builds): edge/cloudflare.ts (the JSON API, the run inspector and the MCP route),
  * `bench/cold/worker_api.ts` (the same Worker without the inspector and the MCP route), and

@@ -48,11 +48,14 @@
  * assert.deepEqual(facts.map((fact) => [fact.toolCallId, fact.kind]), [["call_abc123", "EVIDENCE"]]);
  * ```
  *
+ * The page holds what a caller of `invoke` needs. What the harness's reads return (runs, call
+ * lists, records, bundles) and the harness-side limits are in `@tool-boundary/core/harness`; the
+ * `Store` interface and what a store author needs in `@tool-boundary/core/store`.
+ *
  * @module
  */
 export { ToolBoundary } from "./core/boundary.ts";
-export { generateLedgerKeys, type RunBundle } from "./core/ledger.ts";
-export { memoryArchive, type RunArchive } from "./core/archive.ts";
+export { generateLedgerKeys } from "./core/ledger.ts";
 export type {
   AuthorizeRequest,
   BoundaryEvent,
@@ -64,7 +67,6 @@ export {
   type AnyToolDefinition,
   defineTool,
   type ExecuteContext,
-  type InputSchema,
   type ProjectContext,
   type ProjectorOutput,
   type ToolDefinition,
@@ -74,44 +76,17 @@ export {
 } from "./core/tool.ts";
 export type {
   BoundaryResult,
-  CanonicalRecord,
-  Citation,
   ErrorResult,
-  EvidenceStatus,
   InputIssue,
   ObservedFact,
-  ProjectedEvidence,
-  Projection,
   ReadyResult,
-  ReceiptCall,
-  RecordProof,
-  RecordStatus,
   RunBudget,
   RunContext,
-  RunEnd,
-  RunInstance,
-  RunReceipt,
   RunRef,
   ToolCallEnvelope,
-  ToolFailure,
 } from "./core/types.ts";
 export type { JsonObject, JsonValue } from "./core/json.ts";
-export { TOOL_CALL_ID_META } from "./core/ids.ts";
-export {
-  type ErrorView,
-  type ModelView,
-  modelView,
-  modelViewText,
-  type ReadyView,
-} from "./core/model_view.ts";
-export {
-  DEFAULT_LIMITS,
-  type Limits,
-  MAX_CITATIONS,
-  MAX_FAILURE_BYTES,
-  MAX_LIST_RUNS,
-  MAX_TIMER_MS,
-} from "./core/limits.ts";
+export { type ModelView, modelView, modelViewText } from "./core/model_view.ts";
 export {
   BoundaryError,
   ERROR_CODES,
@@ -119,4 +94,3 @@ export {
   type ErrorCode,
   isErrorCode,
 } from "./core/errors.ts";
-export type { CallSummary, ListRunsRequest, RunsPage, RunState, RunSummary } from "./core/store.ts";

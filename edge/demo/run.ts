@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type BoundaryResult, type CanonicalRecord, ToolBoundary } from "@tool-boundary/core";
+import { type BoundaryResult, ToolBoundary } from "@tool-boundary/core";
+import type { CanonicalRecord } from "@tool-boundary/core/harness";
 import { utf8ByteLength } from "@tool-boundary/core/store";
 import { DEMO_TOOLS } from "./tools.ts";
 

@@ -44,12 +44,8 @@
  *
  * @module
  */
-import type {
-  BoundaryResult,
-  CanonicalRecord,
-  RunContext,
-  ToolCallEnvelope,
-} from "@tool-boundary/core";
+import type { BoundaryResult, RunContext, ToolCallEnvelope } from "@tool-boundary/core";
+import type { CanonicalRecord } from "@tool-boundary/core/harness";
 import { requireCapability, type Store } from "@tool-boundary/core/store";
 
 // `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these

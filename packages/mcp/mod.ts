@@ -53,13 +53,12 @@ import * as v from "valibot";
 import {
   defineTool,
   type JsonObject,
-  MAX_TIMER_MS,
   type ProjectContext,
   type ProjectorOutput,
-  TOOL_CALL_ID_META,
   type ToolDefinition,
   toolError,
 } from "@tool-boundary/core";
+import { MAX_TIMER_MS, TOOL_CALL_ID_META } from "@tool-boundary/core/harness";
 
 // `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
 // aliases name them for the docs.
@@ -198,7 +197,7 @@ const CLIENT_GRACE_MS = 1_000;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MAX_TIMER_MS } from "@tool-boundary/core";
+ * import { MAX_TIMER_MS } from "@tool-boundary/core/harness";
  * import { MAX_TIMEOUT_MS } from "@tool-boundary/mcp";
  * assert.equal(MAX_TIMEOUT_MS, MAX_TIMER_MS - 1_000);
  * ```

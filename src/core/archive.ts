@@ -19,7 +19,7 @@ import { isSafeRunId } from "./ids.ts";
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import type { RunArchive } from "@tool-boundary/core";
+ * import type { RunArchive } from "@tool-boundary/core/harness";
  *
  * // An archive over any key-value space with a write-if-absent (here a Map).
  * const objects = new Map<string, string>();
@@ -67,7 +67,8 @@ export interface RunArchive {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { defineTool, generateLedgerKeys, memoryArchive, ToolBoundary } from "@tool-boundary/core";
+ * import { defineTool, generateLedgerKeys, ToolBoundary } from "@tool-boundary/core";
+ * import { memoryArchive } from "@tool-boundary/core/harness";
  * import { verifyRun } from "@tool-boundary/core/verify";
  *
  * const echo = defineTool({

@@ -29,7 +29,7 @@ export const RUN_ID_PATTERN: RegExp = /^(?!\.+$)[A-Za-z0-9_.-]{1,128}$/;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { TOOL_CALL_ID_META } from "@tool-boundary/core";
+ * import { TOOL_CALL_ID_META } from "@tool-boundary/core/harness";
  * const params = { name: "search", arguments: {}, _meta: { [TOOL_CALL_ID_META]: "call_1" } };
  * assert.equal(params._meta["io.tool-boundary/toolCallId"], "call_1");
  * ```

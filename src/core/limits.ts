@@ -85,7 +85,8 @@ export interface Limits {
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { DEFAULT_LIMITS, ToolBoundary } from "@tool-boundary/core";
+ * import { ToolBoundary } from "@tool-boundary/core";
+ * import { DEFAULT_LIMITS } from "@tool-boundary/core/harness";
  * const boundary = new ToolBoundary({ tools: [], limits: { rawBytes: 4096 } });
  * assert.deepEqual(boundary.limits, { ...DEFAULT_LIMITS, rawBytes: 4096 });
  * ```
@@ -134,7 +135,7 @@ export const DEFAULT_BUDGET: Readonly<{ calls: number }> = Object.freeze({ calls
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MAX_TIMER_MS } from "@tool-boundary/core";
+ * import { MAX_TIMER_MS } from "@tool-boundary/core/harness";
  * assert.equal(MAX_TIMER_MS, 2 ** 31 - 1);
  * ```
  */
@@ -153,7 +154,7 @@ export const RECORD_OVERHEAD_BYTES = 512;
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { MAX_FAILURE_BYTES } from "@tool-boundary/core";
+ * import { MAX_FAILURE_BYTES } from "@tool-boundary/core/harness";
  * assert.equal(MAX_FAILURE_BYTES, 2_048);
  * ```
  */

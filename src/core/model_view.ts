@@ -9,28 +9,30 @@ import { ERROR_MESSAGES, type ErrorCode, isErrorCode } from "./errors.ts";
 import type { JsonValue } from "./json.ts";
 import type { InputIssue, ProjectedEvidence } from "./types.ts";
 
-/** A READY call as the model sees it: the bounded projection, nothing else. */
-export interface ReadyView {
-  /** EVIDENCE_FOUND, or NO_EVIDENCE for a scoped negative observation. */
-  evidence: ProjectedEvidence;
-  /** What was searched, where and when. */
-  scope: string;
-  /** The bounded content. */
-  content: JsonValue;
-}
+/**
+ * What a model is shown for one call: for a READY call the bounded projection, nothing else; for
+ * an ERROR the code, its fixed message, and schema issues if any.
+ */
+export type ModelView =
+  | {
+    /** EVIDENCE_FOUND, or NO_EVIDENCE for a scoped negative observation. */
+    evidence: ProjectedEvidence;
+    /** What was searched, where and when. */
+    scope: string;
+    /** The bounded content. */
+    content: JsonValue;
+  }
+  | {
+    /** The stable error code. */
+    code: ErrorCode;
+    /** The fixed message of the code. */
+    message: string;
+    /** For INVALID_INPUT from a schema: each failing path and what was expected (no values). */
+    issues?: InputIssue[];
+  };
 
-/** An ERROR as the model sees it: the code, its fixed message, and schema issues if any. */
-export interface ErrorView {
-  /** The stable error code. */
-  code: ErrorCode;
-  /** The fixed message of the code. */
-  message: string;
-  /** For INVALID_INPUT from a schema: each failing path and what was expected (no values). */
-  issues?: InputIssue[];
-}
-
-/** What a model is shown for one call: {@linkcode ReadyView} or {@linkcode ErrorView}. */
-export type ModelView = ReadyView | ErrorView;
+/** The view of an ERROR. */
+type ErrorView = Extract<ModelView, { code: ErrorCode }>;
 
 /** The view of anything that is not a boundary result: nothing foreign reaches a model. */
 const FAILED: ErrorView = Object.freeze({
@@ -82,7 +84,7 @@ export function modelView(result: unknown): ModelView {
   if (typeof result !== "object" || result === null) return { ...FAILED };
   const { status } = result as { status?: unknown };
   if (status === "READY") {
-    const { evidence, scope, content } = result as ReadyView;
+    const { evidence, scope, content } = result as Extract<ModelView, { evidence: unknown }>;
     return { evidence, scope, content };
   }
   if (status !== "ERROR") return { ...FAILED };

@@ -76,14 +76,6 @@ export interface AppEnv {
   };
 }
 
-/**
- * Hono's `Context` of a request of the app, `Context<AppEnv>`: what the MCP route's handlers
- * (`@tool-boundary/core/mcp`) are given. `deno doc --lint` counts Hono's own types as private when
- * an entry names them (denoland/deno#27364); this names it for the docs.
- * @internal
- */
-export type AppContext = Context<AppEnv>;
-
 /** The tokens of both roles, as `createApp` takes them. */
 export interface Tokens {
   /** Bearer token(s) of the agent role. */

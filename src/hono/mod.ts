@@ -69,7 +69,7 @@ import { capabilitiesOf } from "../core/capabilities.ts";
 import { BoundaryError } from "../core/errors.ts";
 import type { InspectorApp } from "../inspector/types.ts";
 import type { McpRoute } from "../mcp/types.ts";
-import { accessGuards, type AppContext, type AppEnv, type Guard, type Role } from "./auth.ts";
+import { accessGuards, type AppEnv, type Guard, type Role } from "./auth.ts";
 import {
   type BodySize,
   CITATIONS_BODY_BYTES,
@@ -92,7 +92,6 @@ import {
 
 export {
   type AnyErrorCode,
-  type AppContext,
   type AppEnv,
   type ErrorStatus,
   HTTP_ERROR_CODES,

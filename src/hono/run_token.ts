@@ -70,7 +70,7 @@ interface Kept {
  *
  * A speed trick; its plain twin is WebCrypto on every request (what a signer that never saw the
  * text does, and `tests/http/run_token_signing_test.ts` holds the two to the same answers). What it
- * buys, in process (BENCHMARKS.md, figure 12): a tool call with a run token 101 -> 20 µs (the
+ * buys, in process (BENCHMARKS.md, figure 13): a tool call with a run token 101 -> 20 µs (the
  * static token's is 19), an MCP `tools/call` with a run token and a session 154 -> 26 µs.
  */
 export class Signer {

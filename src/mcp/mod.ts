@@ -68,10 +68,10 @@
  */
 import { mcpUnauthenticated, originCheck, originList } from "./guards.ts";
 import { MCP_PROTOCOL_VERSIONS, mcpServer, serveMcp } from "./server.ts";
-import type { McpHandlers, McpMount, McpRoute, McpSessions } from "./types.ts";
+import type { McpContext, McpHandlers, McpMount, McpRoute, McpSessions } from "./types.ts";
 
 export { MCP_PROTOCOL_VERSIONS };
-export type { McpHandlers, McpMount, McpRoute, McpSessions };
+export type { McpContext, McpHandlers, McpMount, McpRoute, McpSessions };
 
 /**
  * Options of {@linkcode mcpRoute}.

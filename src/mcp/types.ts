@@ -5,8 +5,17 @@
  *
  * @module
  */
+import type { Context } from "hono";
 import type { ToolBoundary } from "../core/boundary.ts";
-import type { AppContext } from "../hono/auth.ts";
+import type { AppEnv } from "../hono/auth.ts";
+
+/**
+ * Hono's `Context` of a request of the app, `Context<AppEnv>`, as the route's handlers get it.
+ * `deno doc --lint` counts Hono's own types as private when an entry names them
+ * (denoland/deno#27364); this names it for the docs.
+ * @internal
+ */
+export type McpContext = Context<AppEnv>;
 
 /**
  * MCP session IDs under the app's server secret: `<random>.<HMAC(secret, runId, random)>`, signed,
@@ -49,17 +58,17 @@ export interface McpHandlers {
    * A refusal before the token is read (an `Origin` not allowed), or `undefined`.
    * @param c The request's context.
    */
-  precheck(c: AppContext): Response | undefined;
+  precheck(c: McpContext): Response | undefined;
   /**
    * The route's 401 (no OAuth challenge: it takes a bearer token).
    * @param c The request's context.
    */
-  unauthenticated(c: AppContext): Response;
+  unauthenticated(c: McpContext): Response;
   /**
    * Answers a request that passed every check.
    * @param c The request's context.
    */
-  handle(c: AppContext): Promise<Response>;
+  handle(c: McpContext): Promise<Response>;
 }
 
 /**

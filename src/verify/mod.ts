@@ -44,8 +44,6 @@ export {
   type VerifyOptions,
   type VerifyReason,
 } from "./verify.ts";
-export type { RunBundle } from "../core/ledger.ts";
-export type { ReceiptCall, RecordProof, RunReceipt } from "../core/types.ts";
 
 if (import.meta.main) {
   // Only as a program: the entry itself stays free of Deno's file APIs.

@@ -9,10 +9,10 @@ import {
   type BoundaryEvent,
   defineTool,
   generateLedgerKeys,
-  MAX_FAILURE_BYTES,
   modelViewText,
   ToolBoundary,
 } from "../../src/mod.ts";
+import { MAX_FAILURE_BYTES } from "../../src/harness/mod.ts";
 import { checkFailure, readFailure } from "../../src/core/failure.ts";
 import { verifyRun } from "../../src/verify/mod.ts";
 import { CANARY_SECRET } from "../../src/testing/fakes.ts";

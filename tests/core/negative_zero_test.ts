@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { type CanonicalRecord, defineTool, type JsonValue, ToolBoundary } from "../../src/mod.ts";
+import { defineTool, type JsonValue, ToolBoundary } from "../../src/mod.ts";
+import type { CanonicalRecord } from "../../src/harness/mod.ts";
 import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { STORES } from "../support/stores.ts";

@@ -6,7 +6,8 @@
  * @module
  */
 import assert from "node:assert/strict";
-import type { BoundaryResult, CallSummary, ObservedFact, ToolBoundary } from "@tool-boundary/core";
+import type { BoundaryResult, ObservedFact, ToolBoundary } from "@tool-boundary/core";
+import type { CallSummary } from "@tool-boundary/core/harness";
 import { probeToolCallId, stepToolCallId } from "@tool-boundary/durable";
 import type { Crash, LookupsInput } from "./lookups.ts";
 

@@ -10,7 +10,7 @@ import { ToolBoundary } from "../../src/mod.ts";
 import type { Store } from "../../src/core/store.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { mcpRoute } from "../../src/mcp/mod.ts";
-import { TOOL_CALL_ID_META } from "../../src/mod.ts";
+import { TOOL_CALL_ID_META } from "../../src/harness/mod.ts";
 import { Signer, signRunToken } from "../../src/hono/run_token.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";

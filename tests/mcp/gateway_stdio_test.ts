@@ -6,7 +6,7 @@
  * gateway stops its upstream processes when it stops.
  */
 import assert from "node:assert/strict";
-import { TOOL_CALL_ID_META } from "../../src/mod.ts";
+import { TOOL_CALL_ID_META } from "../../src/harness/mod.ts";
 import { serverScript } from "../support/mcp_upstreams.ts";
 import { buildEdgeApp } from "../../edge/app.ts";
 import { INSPECTOR_AND_MCP } from "../../edge/parts.ts";

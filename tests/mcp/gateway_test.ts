@@ -7,7 +7,7 @@
  * gateway_stdio_test.ts.
  */
 import assert from "node:assert/strict";
-import { TOOL_CALL_ID_META } from "../../src/mod.ts";
+import { TOOL_CALL_ID_META } from "../../src/harness/mod.ts";
 import { startEverything } from "../support/mcp_upstreams.ts";
 import { type HttpUpstream, type StdioUpstream, upstreamsOf } from "@tool-boundary/mcp/gateway";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "../runtime/flow.ts";

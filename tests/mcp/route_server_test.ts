@@ -12,7 +12,7 @@ import { defineTool, ToolBoundary } from "../../src/mod.ts";
 import type { Store } from "../../src/store/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { mcpRoute } from "../../src/mcp/mod.ts";
-import { TOOL_CALL_ID_META } from "../../src/mod.ts";
+import { TOOL_CALL_ID_META } from "../../src/harness/mod.ts";
 import { STORES } from "../support/stores.ts";
 import { AGENT_TOKEN, HARNESS_TOKEN } from "../runtime/flow.ts";
 import { mcpRun, SERVER_SECRET } from "../runtime/mcp_flow.ts";

@@ -14,7 +14,7 @@ import {
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
 import { createApp, type CreateAppOptions } from "../../src/hono/mod.ts";
 import { type McpRoute, mcpRoute } from "../../src/mcp/mod.ts";
-import { TOOL_CALL_ID_META } from "../../src/mod.ts";
+import { TOOL_CALL_ID_META } from "../../src/harness/mod.ts";
 import { Signer, signRunToken } from "../../src/hono/run_token.ts";
 import { CANARY_SECRET, createFakeToolkit } from "../../src/testing/fakes.ts";
 import { startHttpRun } from "../support/runs.ts";

@@ -4,13 +4,8 @@
  *
  * @module
  */
-import {
-  defineTool,
-  generateLedgerKeys,
-  type RunArchive,
-  ToolBoundary,
-  toolError,
-} from "../../src/mod.ts";
+import { defineTool, generateLedgerKeys, ToolBoundary, toolError } from "../../src/mod.ts";
+import type { RunArchive } from "../../src/harness/mod.ts";
 import type { Store } from "../../src/store/mod.ts";
 import { uniqueId } from "../support/stores.ts";
 

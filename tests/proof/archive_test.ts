@@ -5,14 +5,8 @@
  * the same seal; a hostile archive still gives the safe code.
  */
 import assert from "node:assert/strict";
-import {
-  BoundaryError,
-  ERROR_MESSAGES,
-  memoryArchive,
-  type RunArchive,
-  type RunBundle,
-  ToolBoundary,
-} from "../../src/mod.ts";
+import { BoundaryError, ERROR_MESSAGES, ToolBoundary } from "../../src/mod.ts";
+import { memoryArchive, type RunArchive, type RunBundle } from "../../src/harness/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { rfc3161 } from "../../src/timestamp/mod.ts";

@@ -4,7 +4,7 @@
  * names; a clean bundle verifies. On both stores.
  */
 import assert from "node:assert/strict";
-import type { RunBundle } from "../../src/mod.ts";
+import type { RunBundle } from "../../src/harness/mod.ts";
 import { verifyRun } from "./_verify.ts";
 import { STORES } from "../support/stores.ts";
 import { CALLS, changed, keys, otherKeys, sealedRun } from "./_run.ts";

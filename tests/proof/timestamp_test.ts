@@ -5,7 +5,8 @@
  * that is down leaves the run unsealed until a later end; one TSA request per seal, none per call.
  */
 import assert from "node:assert/strict";
-import { BoundaryError, ERROR_MESSAGES, type RunBundle, ToolBoundary } from "../../src/mod.ts";
+import { BoundaryError, ERROR_MESSAGES, ToolBoundary } from "../../src/mod.ts";
+import type { RunBundle } from "../../src/harness/mod.ts";
 import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";

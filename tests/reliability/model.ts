@@ -11,12 +11,12 @@
  */
 import {
   type BoundaryResult,
-  type CanonicalRecord,
   ERROR_MESSAGES,
   type ErrorCode,
   type RunContext,
   ToolBoundary,
 } from "../../src/mod.ts";
+import type { CanonicalRecord } from "../../src/harness/mod.ts";
 import type { Store } from "../../src/store/mod.ts";
 import { isDeepStrictEqual } from "node:util";
 import { MemoryStore } from "../../src/memory/mod.ts";

@@ -8,10 +8,10 @@ import assert from "node:assert/strict";
 import {
   type BoundaryResult,
   defineTool,
-  MAX_TIMER_MS,
   ToolBoundary,
   type ToolBoundaryOptions,
 } from "../../src/mod.ts";
+import { MAX_TIMER_MS } from "../../src/harness/mod.ts";
 import type { Store } from "../../src/store/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/fakes.ts";

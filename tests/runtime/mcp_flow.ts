@@ -13,7 +13,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { TOOL_CALL_ID_META } from "../../src/mod.ts";
+import { TOOL_CALL_ID_META } from "../../src/harness/mod.ts";
 
 /** The server secret the runtime tests give an app (at least 32 characters). */
 export const SERVER_SECRET = "server-secret-runtime-0123456789abcdef";

@@ -13,7 +13,7 @@ import {
   ToolBoundary,
 } from "@tool-boundary/core";
 import { MemoryStore } from "@tool-boundary/core/memory";
-import { MAX_TIMER_MS } from "@tool-boundary/core";
+import { MAX_TIMER_MS } from "@tool-boundary/core/harness";
 import { MAX_TIMEOUT_MS, type McpClient, type McpProjectContext, mcpTools } from "../mod.ts";
 import {
   everythingServer,

@@ -5,7 +5,8 @@
  * the gateway takes; the real servers are in gateway_test.ts.
  */
 import assert from "node:assert/strict";
-import { type BoundaryResult, MAX_TIMER_MS, ToolBoundary } from "@tool-boundary/core";
+import { type BoundaryResult, ToolBoundary } from "@tool-boundary/core";
+import { MAX_TIMER_MS } from "@tool-boundary/core/harness";
 import {
   MAX_TIMEOUT_MS,
   type McpClient,
