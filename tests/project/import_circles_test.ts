@@ -98,6 +98,60 @@ Deno.test("no import circle in src/ or packages/", async () => {
   assert.deepEqual(circles(ours).map((component) => component.map(strip)), []);
 });
 
+/**
+ * The modules of `inside` whose graph reaches back into `inside` through a module outside it:
+ * `[from, through, back]` for each such arrow.
+ */
+function arrowsBack(
+  graph: Map<string, Set<string>>,
+  inside: (module: string) => boolean,
+): string[][] {
+  const found: string[][] = [];
+  for (const [start, edges] of graph) {
+    if (!inside(start)) continue;
+    const seen = new Set<string>();
+    const stack = [...edges].filter((target) => !inside(target)).map((target) => [target, target]);
+    while (stack.length > 0) {
+      const [module, through] = stack.pop()!;
+      if (seen.has(module!)) continue;
+      seen.add(module!);
+      for (const target of graph.get(module!) ?? []) {
+        if (inside(target)) found.push([start, through!, target]);
+        else stack.push([target, through!]);
+      }
+    }
+  }
+  return found;
+}
+
+Deno.test("the MCP route (src/hono/mcp/) imports the HTTP app's modules, and none of them imports it back", async () => {
+  const local = `file://${ROOT}`;
+  const graph = await graphOf([`${ROOT}src/hono/mod.ts`]);
+  const mcp = `${local}src/hono/mcp/`;
+  const strip = (specifier: string) => specifier.slice(local.length);
+  assert.ok([...graph.keys()].some((module) => module.startsWith(mcp)), "the app loads the route");
+  assert.ok(
+    [...graph.get(`${mcp}server.ts`) ?? []].some((target) => target === `${local}src/hono/auth.ts`),
+    "the route uses the app's token checks",
+  );
+  const back = arrowsBack(graph, (module) => module.startsWith(mcp));
+  assert.deepEqual(back.map((arrow) => arrow.map(strip)), []);
+});
+
+Deno.test("the arrow finder finds a way back into a folder through another module", () => {
+  const graph = new Map([
+    ["in/a", new Set(["out/b"])],
+    ["out/b", new Set(["out/c"])],
+    ["out/c", new Set(["in/d"])],
+    ["in/d", new Set<string>()],
+    ["out/e", new Set(["in/a"])],
+  ]);
+  const inside = (module: string) => module.startsWith("in/");
+  assert.deepEqual(arrowsBack(graph, inside), [["in/a", "out/b", "in/d"]]);
+  graph.set("out/c", new Set());
+  assert.deepEqual(arrowsBack(graph, inside), []);
+});
+
 Deno.test("the circle finder finds a circle and a self-import, and nothing in a chain", () => {
   const graph = new Map([
     ["a", new Set(["b"])],
