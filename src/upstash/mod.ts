@@ -22,10 +22,10 @@
  */
 export { RedisStoreError } from "./errors.ts";
 export type { UpstashPipeline } from "./batch.ts";
-export {
-  type UpstashBatchOptions,
-  type UpstashDurability,
-  type UpstashRedisClient,
-  UpstashStore,
-  type UpstashStoreOptions,
-} from "./store.ts";
+export type {
+  UpstashBatchOptions,
+  UpstashDurability,
+  UpstashRedisClient,
+  UpstashStoreOptions,
+} from "./options.ts";
+export { UpstashStore } from "./store.ts";

@@ -1,6 +1,7 @@
 /**
  * The Lua scripts of the Upstash store: one script per transition, so each is atomic and costs
- * one REST round trip.
+ * one REST round trip; the field layouts their replies follow; how a number crosses to them as
+ * ARGV; and each script as sent, with the SHA-1 `EVALSHA` names it by.
  *
  * Rules every script keeps:
  * - It touches only the keys passed in KEYS, and all of them share the run's hash tag, so it is
@@ -30,6 +31,7 @@
  * @module
  */
 import { MIN_FACT_BYTES } from "../core/limits.ts";
+import type { SentScript } from "./batch.ts";
 
 /** A Lua script and its SHA-1, as `EVALSHA` wants it. */
 export interface LuaScript {
@@ -854,3 +856,49 @@ export const SCRIPTS: readonly LuaScript[] = [
   SEAL_RUN,
   READ_RECORDS,
 ];
+
+/**
+ * A number as a script's ARGV: a plain integer string. Upstash's Lua reads nothing else exactly:
+ * its `tonumber` returns nil for "1e+21", "1e308" or "5e-7", which `String()` gives for numbers
+ * the store never sends now, and a number past 2^53 would not be the one meant.
+ */
+export function intArg(value: number): string {
+  if (!Number.isSafeInteger(value) || Object.is(value, -0)) {
+    throw new RangeError("Invalid number for Redis: expected a safe integer");
+  }
+  return String(value);
+}
+
+/** "No cap" as a plain integer: no count of facts or of their bytes can reach it. */
+const NO_CAP = Number.MAX_SAFE_INTEGER;
+
+/** A fact cap as a script's ARGV: `Infinity` as {@linkcode NO_CAP}. */
+export function capArg(value: number): string {
+  return intArg(value === Number.POSITIVE_INFINITY ? NO_CAP : value);
+}
+
+/** Per `keyLocking` value: the scripts as sent; `sentScriptsNow` once they are computed. */
+const sentScripts = new Map<boolean, Promise<Map<LuaScript, SentScript>>>();
+export const sentScriptsNow = new Map<boolean, Map<LuaScript, SentScript>>();
+
+/**
+ * Every script as sent, with or without the key-locking first line, and the SHA-1 of that exact
+ * source: computed once per process and option value, with WebCrypto.
+ */
+export function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
+  let scripts = sentScripts.get(keyLocking);
+  if (scripts === undefined) {
+    scripts = Promise.all(SCRIPTS.map(async (script) => {
+      const source = keyLocking ? keyLockingSource(script) : script.source;
+      const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(source));
+      const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0"));
+      return [script, { source, sha: hex.join("") }] as const;
+    })).then((pairs) => {
+      const computed = new Map(pairs);
+      sentScriptsNow.set(keyLocking, computed);
+      return computed;
+    });
+    sentScripts.set(keyLocking, scripts);
+  }
+  return scripts;
+}

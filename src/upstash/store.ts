@@ -1,9 +1,11 @@
 /**
  * `UpstashStore`: the canonical store on Upstash Redis, over REST, one Lua script per transition.
+ * The class alone: its options are checked in `options.ts`, the scripts are `scripts.ts`, their
+ * replies are read in `replies.ts`, and begins and completes share requests in `batch.ts`.
  *
  * @module
  */
-import { type ErrorCode, isErrorCode } from "../core/errors.ts";
+import type { ErrorCode } from "../core/errors.ts";
 import { checkFailure } from "../core/failure.ts";
 import { isSafeRunId, isSafeToolCallId } from "../core/ids.ts";
 import { applyOutcome, isValidOutcome, summarizeCall } from "../core/lifecycle.ts";
@@ -21,7 +23,6 @@ import {
 import { projectingRecord } from "../core/records.ts";
 import { pageOf } from "../core/runs_page.ts";
 import { checkRecordProof } from "../core/ledger.ts";
-import type { RecordProof } from "../core/types.ts";
 import type {
   BeginReply,
   BeginRequest,
@@ -51,14 +52,38 @@ import type {
   StartRunRequest,
   Store,
   StoredRecord,
-  StoreRefusal,
 } from "../core/store.ts";
-import type { EvidenceStatus, RecordStatus, ToolFailure } from "../core/types.ts";
-import { ScriptBatcher, sendOne, type SentScript, type UpstashPipeline } from "./batch.ts";
+import type { EvidenceStatus, RecordStatus } from "../core/types.ts";
+import { ScriptBatcher, sendOne, type UpstashPipeline } from "./batch.ts";
 import { TimeLimit } from "./time_limit.ts";
 import { RedisStoreError, storeUnavailable } from "./errors.ts";
 import {
+  checkStoreOptions,
+  type UpstashDurability,
+  type UpstashRedisClient,
+  type UpstashStoreOptions,
+} from "./options.ts";
+import {
+  BEGIN_CODES,
+  COMPLETE_CODES,
+  decodeReply,
+  END_RUN_CODES,
+  int,
+  proofOf,
+  refusalOf,
+  refuse,
+  type Reply,
+  replyStatus,
+  START_RUN_CODES,
+  text,
+  toBegunCall,
+  toRecord,
+  toRun,
+  unreadable,
+} from "./replies.ts";
+import {
   BEGIN,
+  capArg,
   COMPLETE,
   COMPLETE_FIELDS,
   END_RUN,
@@ -66,7 +91,7 @@ import {
   GET,
   GET_RUN,
   INDEX_RUN,
-  keyLockingSource,
+  intArg,
   LIST_RUNS,
   LOOKUP_CALL,
   type LuaScript,
@@ -74,358 +99,12 @@ import {
   READ_FACTS,
   READ_RECORDS,
   RECORD_FIELDS,
-  SCRIPTS,
+  scriptsFor,
   SEAL_RUN,
+  sentScriptsNow,
   START_RUN,
   SUMMARY_FIELDS,
 } from "./scripts.ts";
-
-/**
- * The part of an `@upstash/redis` `Redis` client the store uses. A `Redis` from
- * `@upstash/redis`, `@upstash/redis/cloudflare` or `@upstash/redis/fastly` fits as it is.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { Redis } from "@upstash/redis";
- * import type { UpstashRedisClient } from "@tool-boundary/core/upstash";
- *
- * const redis: UpstashRedisClient = new Redis({ url: "https://example.upstash.io", token: "t" });
- * assert.equal(typeof redis.evalsha, "function");
- * ```
- */
-export interface UpstashRedisClient {
-  /** `EVALSHA sha numkeys ...keys ...args`. */
-  evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown>;
-  /** `EVAL script numkeys ...keys ...args`. */
-  eval(script: string, keys: string[], args: string[]): Promise<unknown>;
-  /**
-   * Any command (`@upstash/redis` 1.34.4 and later); used only for `WAIT`, and only with the
-   * store's `durability` option.
-   */
-  exec?(args: [string, ...string[]]): Promise<unknown>;
-  /**
-   * A pipeline (`POST /pipeline`): used to send the begins and completes issued together in one
-   * request (the store's `batch` option). Without it the store sends every call alone.
-   */
-  pipeline?(): UpstashPipeline;
-}
-
-/**
- * `batch` of {@linkcode UpstashStoreOptions}: how begins and completes issued together are
- * packed into one pipeline request.
- */
-export interface UpstashBatchOptions {
-  /**
-   * The largest JSON body of one pipeline request, in bytes (keys and arguments counted as the
-   * client sends them, escapes included). A call that would take a batch past it opens the next
-   * one; a call over it on its own is sent alone, as a single command. Keep it well under
-   * Upstash's max request size (10 MB), which refuses an oversized request as a whole.
-   * @default 1048576
-   */
-  maxBytes?: number;
-}
-
-/**
- * `durability` of {@linkcode UpstashStoreOptions}: how many replicas must hold a begun record
- * before the tool may run.
- */
-export interface UpstashDurability {
-  /** Replicas that must confirm the begin (`WAIT`'s first argument): a positive integer. */
-  replicas: number;
-  /**
-   * How long to wait for them, in ms (`WAIT`'s second): a positive integer, less than the
-   * store's `timeoutMs`.
-   */
-  timeoutMs: number;
-}
-
-/**
- * Options of {@linkcode UpstashStore}.
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { Redis } from "@upstash/redis";
- * import { type UpstashStoreOptions, UpstashStore } from "@tool-boundary/core/upstash";
- *
- * const options: UpstashStoreOptions = {
- *   redis: new Redis({ url: "https://example.upstash.io", token: "t" }),
- *   prefix: "my-app",
- *   timeoutMs: 5_000,
- * };
- * assert.equal(new UpstashStore(options).prefix, "my-app");
- * ```
- */
-export interface UpstashStoreOptions {
-  /**
-   * The client, e.g. `Redis.fromEnv({ enableAutoPipelining: false })`. Only `eval` and `evalsha`
-   * are used (and `exec`, for `durability`). Turn the client's auto-pipelining off: with it on
-   * (its default) calls made in the same tick share one `/pipeline` request, and Upstash refuses
-   * a request over its max request size (10 MB) as a whole, failing every call in it.
-   */
-  redis: UpstashRedisClient;
-  /**
-   * Prepended to every key: `<prefix>:{<runId>}:run`, `<prefix>:{<runId>}:call:<toolCallId>`,
-   * `<prefix>:{<runId>}:progress`. 1 to 64 of `A-Z a-z 0-9 _ - . :` (no braces: the run ID is
-   * the Redis Cluster hash tag).
-   * @default "tb"
-   */
-  prefix?: string;
-  /**
-   * The longest one store operation may take, client retries included, in ms. Past it the
-   * operation fails with STORE_UNAVAILABLE (the request may still reach Redis later; every
-   * script is safe to run late or twice). `Infinity` turns the bound off, leaving only the
-   * client's own: `@upstash/redis` sets no timeout on `fetch` by default.
-   * @default 10000
-   */
-  timeoutMs?: number;
-  /**
-   * Starts every script with `#!lua flags=allow-key-locking` (`#!lua
-   * flags=no-writes,allow-key-locking` for those that only read: `get`, `getRun`, `readFacts`,
-   * `lookupCall`, `readCalls` of `listCalls` and `readRecords` of `exportRun`),
-   * so that Upstash locks only the keys a script declares in KEYS (all of one run) instead of the
-   * whole database while it runs, so scripts of different runs need not wait for each other.
-   * Every script touches only its declared keys, as the flag requires.
-   *
-   * Off by default because stock redis-server (7.x) refuses the flag (`ERR Unexpected flag in
-   * script shebang: allow-key-locking`, for `EVAL` and `SCRIPT LOAD` alike), and so do
-   * Upstash-compatible proxies in front of it that pass scripts on unchanged: with it on there,
-   * every operation fails with STORE_UNAVAILABLE. Turn it on when `redis` talks to Upstash
-   * itself (or to an endpoint that drops the flag before passing the script on), typically when
-   * many runs share one database and contend.
-   * @default false
-   */
-  keyLocking?: boolean;
-  /**
-   * Makes a begin durable before the tool runs: after a begin that answered OK (the record was
-   * created, or a resent begin of the same attempt found it), the store sends `WAIT replicas
-   * timeoutMs`, and throws STORE_UNAVAILABLE when fewer replicas confirmed in time. Replication
-   * is asynchronous on Upstash (and on Redis): without it, a failover right after a begin can
-   * promote a replica that never got the record, and a retry of the same tool call then begins
-   * again and the tool runs twice. With it, such a begin fails closed instead (the record stays
-   * on the old primary, PROJECTING, and the tool does not run).
-   *
-   * Costs one more request per begin (a script cannot call `WAIT`, and `@upstash/redis` has no
-   * way to put an arbitrary command in the begin's `/pipeline`), plus the replicas' round trip.
-   * Needs `redis.exec` (`@upstash/redis` 1.34.4 or later).
-   * @default undefined (no wait)
-   */
-  durability?: UpstashDurability;
-  /**
-   * Packs the begins and the completes issued together (by parallel calls of one step, within
-   * a few microtask rounds of each other) into one REST request to the pipeline endpoint, each
-   * still its own atomic script with its own answer: one call's refusal, script error or
-   * NOSCRIPT never fails or repeats another. A failure of the whole request (an HTTP error, or
-   * no response after the client's retries) fails each call in it as it would fail the call
-   * sent alone; a resent begin or complete of the same attempt is recognised, as always. A call
-   * alone in its batch is sent as the single command it always was. Needs `redis.pipeline`
-   * (every `@upstash/redis` client has it); `false` sends every call alone.
-   * @default { maxBytes: 1048576 } (on, when `redis.pipeline` exists)
-   */
-  batch?: false | UpstashBatchOptions;
-}
-
-const PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
-const DEFAULT_TIMEOUT_MS = 10_000;
-/** 1 MiB: a tenth of Upstash's max request size, so JSON escapes cannot take a batch near it. */
-const DEFAULT_BATCH_BYTES = 1024 * 1024;
-
-type Reply = (string | null)[];
-
-/**
- * A script's reply: one JSON array of strings and `false` (absent), see scripts.ts. The client
- * hands it over parsed (`automaticDeserialization` on, the default) or as the string.
- */
-function decodeReply(reply: unknown): Reply {
-  let items = reply;
-  if (typeof reply === "string") {
-    try {
-      items = JSON.parse(reply);
-    } catch {
-      throw unreadable();
-    }
-  }
-  if (!Array.isArray(items)) throw unreadable();
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (item === false) items[i] = null;
-    else if (typeof item !== "string") throw unreadable();
-  }
-  return items as Reply;
-}
-
-function unreadable(): RedisStoreError {
-  return new RedisStoreError("ReplyError", "Unexpected reply from Redis");
-}
-
-/** The first element: "OK" or a refusal code. */
-function replyStatus(reply: Reply): "OK" | ErrorCode {
-  const status = reply[0];
-  if (status === "OK" || isErrorCode(status)) return status;
-  throw unreadable();
-}
-
-const START_RUN_CODES = ["RUN_ALREADY_EXISTS"] as const;
-const BEGIN_CODES = [
-  "RUN_NOT_FOUND",
-  "RUN_INACTIVE",
-  "DEADLINE_EXCEEDED",
-  "DUPLICATE_TOOL_CALL",
-  "TOOL_CALL_CONFLICT",
-  "TOOL_BUDGET_EXHAUSTED",
-  "RUN_BUDGET_EXHAUSTED",
-] as const;
-const COMPLETE_CODES = ["RECORD_EXPIRED", "ILLEGAL_TRANSITION"] as const;
-const END_RUN_CODES = ["RUN_NOT_FOUND"] as const;
-
-/** A script's refusal, which must be one its method can give; anything else is unreadable. */
-function refusalOf<C extends ErrorCode>(code: ErrorCode, codes: readonly C[]): StoreRefusal<C> {
-  if (!(codes as readonly ErrorCode[]).includes(code)) throw storeUnavailable(unreadable());
-  return { ok: false, code: code as C };
-}
-
-/** A begun key as the run hash keeps it: `<seq>:<attemptId>:<requestDigest>`. */
-function toBegunCall(toolCallId: string, value: string | null | undefined): BegunCall {
-  // The digest holds no ':' (REQUEST_DIGEST_PATTERN); an attempt ID may.
-  const match = /^(\d+):(.*):([^:]*)$/s.exec(text(value));
-  if (match === null) throw unreadable();
-  return { toolCallId, requestDigest: match[3]!, attemptId: match[2]!, seq: int(match[1]) };
-}
-
-function int(value: string | null | undefined): number {
-  const n = Number(value);
-  if (value === null || value === undefined || value === "" || !Number.isFinite(n)) {
-    throw unreadable();
-  }
-  return n;
-}
-
-function text(value: string | null | undefined): string {
-  if (typeof value !== "string") throw unreadable();
-  return value;
-}
-
-/** Builds a record from reply elements laid out as `RECORD_FIELDS`. */
-function toRecord(reply: Reply): StoredRecord {
-  const at = (name: (typeof RECORD_FIELDS)[number]) => reply[RECORD_FIELDS.indexOf(name) + 1];
-  return {
-    runId: text(at("runId")),
-    toolCallId: text(at("toolCallId")),
-    toolName: text(at("toolName")),
-    status: text(at("status")) as RecordStatus,
-    evidence: (at("evidence") ?? null) as EvidenceStatus | null,
-    requestJson: text(at("requestJson")),
-    rawJson: at("rawJson") ?? null,
-    agentResultJson: at("agentResultJson") ?? null,
-    errorCode: (at("errorCode") ?? null) as ErrorCode | null,
-    attemptId: text(at("attemptId")),
-    createdAt: int(at("createdAt")),
-    updatedAt: int(at("updatedAt")),
-    expiresAt: int(at("expiresAt")),
-    ...failureOf(at("failure")),
-    ...proofOf(at("proof")),
-  };
-}
-
-/** A record's `failure` field (JSON text), as the record's `failure` member. */
-function failureOf(value: string | null | undefined): { failure?: ToolFailure } {
-  if (value == null) return {};
-  try {
-    return { failure: checkFailure(JSON.parse(value)) };
-  } catch {
-    throw unreadable();
-  }
-}
-
-/** A record's `proof` field (JSON text), as the record's `proof` member. */
-function proofOf(value: string | null | undefined): { proof?: RecordProof } {
-  if (value == null) return {};
-  try {
-    return { proof: checkRecordProof(JSON.parse(value)) };
-  } catch {
-    throw unreadable();
-  }
-}
-
-/**
- * Builds a run from `field, value, ...` items of its hash; its begun keys (`c:` fields), when
- * the reply holds them, go to `calls`.
- */
-function toRun(items: Reply, calls?: BegunCall[]): RunState {
-  const hash = new Map<string, string>();
-  const budget: Record<string, number> = {};
-  const used: Record<string, number> = {};
-  for (let i = 0; i + 1 < items.length; i += 2) {
-    const field = text(items[i]);
-    const value = text(items[i + 1]);
-    if (field.startsWith("b:")) setOwnBudget(budget, field.slice(2), int(value));
-    else if (field.startsWith("u:")) setOwnBudget(used, field.slice(2), int(value));
-    else if (field.startsWith("c:")) calls?.push(toBegunCall(field.slice(2), value));
-    else hash.set(field, value);
-  }
-  const status = hash.get("status");
-  if (status !== "ACTIVE" && status !== "ENDED") throw unreadable();
-  const endedAt = hash.get("endedAt");
-  return {
-    runId: text(hash.get("runId")),
-    status,
-    deadline: int(hash.get("deadline")),
-    startedAt: int(hash.get("startedAt")),
-    endedAt: endedAt === undefined ? null : int(endedAt),
-    budget: { calls: int(hash.get("calls")), perTool: budget },
-    used: { calls: int(hash.get("used")), perTool: used },
-  };
-}
-
-/**
- * A number as a script's ARGV: a plain integer string. Upstash's Lua reads nothing else exactly:
- * its `tonumber` returns nil for "1e+21", "1e308" or "5e-7", which `String()` gives for numbers
- * the store never sends now, and a number past 2^53 would not be the one meant.
- */
-function intArg(value: number): string {
-  if (!Number.isSafeInteger(value) || Object.is(value, -0)) {
-    throw new RangeError("Invalid number for Redis: expected a safe integer");
-  }
-  return String(value);
-}
-
-/** "No cap" as a plain integer: no count of facts or of their bytes can reach it. */
-const NO_CAP = Number.MAX_SAFE_INTEGER;
-
-function capArg(value: number): string {
-  return intArg(value === Number.POSITIVE_INFINITY ? NO_CAP : value);
-}
-
-function refuse<C extends ErrorCode>(code: C): StoreRefusal<C> {
-  return { ok: false, code };
-}
-
-/** Per `keyLocking` value: the scripts as sent; `sentScriptsNow` once they are computed. */
-const sentScripts = new Map<boolean, Promise<Map<LuaScript, SentScript>>>();
-const sentScriptsNow = new Map<boolean, Map<LuaScript, SentScript>>();
-
-/**
- * Every script as sent, with or without the key-locking first line, and the SHA-1 of that exact
- * source: computed once per process and option value, with WebCrypto.
- */
-function scriptsFor(keyLocking: boolean): Promise<Map<LuaScript, SentScript>> {
-  let scripts = sentScripts.get(keyLocking);
-  if (scripts === undefined) {
-    scripts = Promise.all(SCRIPTS.map(async (script) => {
-      const source = keyLocking ? keyLockingSource(script) : script.source;
-      const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(source));
-      const hex = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0"));
-      return [script, { source, sha: hex.join("") }] as const;
-    })).then((pairs) => {
-      const computed = new Map(pairs);
-      sentScriptsNow.set(keyLocking, computed);
-      return computed;
-    });
-    sentScripts.set(keyLocking, scripts);
-  }
-  return scripts;
-}
 
 /**
  * A {@linkcode Store} on Upstash Redis (or any Redis behind an Upstash-compatible REST API),
@@ -477,8 +156,8 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
   /**
    * Creates a store over an `@upstash/redis` client.
    *
-   * @param options The client, a key prefix, the per-operation time bound, key locking and
-   *   durability.
+   * @param options The client, a key prefix, the per-operation time bound, key locking,
+   *   durability and batching.
    * @throws {TypeError} When `redis` lacks `eval`/`evalsha` or `prefix` is not allowed.
    * @throws {RangeError} When `timeoutMs` is not a positive number.
    * @throws {TypeError} When `keyLocking` is given and not a boolean.
@@ -489,66 +168,18 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
    * @throws {TypeError} When `batch` options are given and `redis` lacks `pipeline`.
    */
   constructor(options: UpstashStoreOptions) {
-    const redis = options?.redis;
-    if (typeof redis?.evalsha !== "function" || typeof redis?.eval !== "function") {
-      throw new TypeError(
-        "Cannot create UpstashStore: options.redis must be an @upstash/redis client",
-      );
-    }
-    const prefix = options.prefix ?? "tb";
-    if (!PREFIX_PATTERN.test(prefix)) {
-      throw new TypeError(
-        "Cannot create UpstashStore: prefix must be 1 to 64 of A-Z a-z 0-9 _ - . :",
-      );
-    }
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    if (typeof timeoutMs !== "number" || Number.isNaN(timeoutMs) || timeoutMs <= 0) {
-      throw new RangeError("Invalid timeoutMs: expected a positive number of milliseconds");
-    }
-    const keyLocking = options.keyLocking ?? false;
-    if (typeof keyLocking !== "boolean") {
-      throw new TypeError("Cannot create UpstashStore: keyLocking must be a boolean");
-    }
-    const durability = options.durability;
-    if (durability !== undefined) {
-      const { replicas, timeoutMs: waitMs } = (durability ?? {}) as Partial<UpstashDurability>;
-      const positive = (n: unknown) => Number.isSafeInteger(n) && (n as number) > 0;
-      if (!positive(replicas) || !positive(waitMs) || (waitMs as number) >= timeoutMs) {
-        throw new RangeError(
-          "Invalid durability: expected { replicas, timeoutMs } of positive integers, " +
-            "timeoutMs below the store's timeoutMs",
-        );
-      }
-      if (typeof redis.exec !== "function") {
-        throw new TypeError(
-          "Cannot create UpstashStore: durability needs options.redis.exec (@upstash/redis 1.34.4+)",
-        );
-      }
-    }
-    const batch = options.batch;
-    let maxBytes = DEFAULT_BATCH_BYTES;
-    if (batch !== undefined && batch !== false) {
-      maxBytes = (batch ?? {} as UpstashBatchOptions).maxBytes ?? DEFAULT_BATCH_BYTES;
-      if (
-        typeof batch !== "object" || batch === null || !Number.isSafeInteger(maxBytes) ||
-        maxBytes < 1
-      ) {
-        throw new RangeError("Invalid batch: expected false or { maxBytes } of a positive integer");
-      }
-      if (typeof redis.pipeline !== "function") {
-        throw new TypeError("Cannot create UpstashStore: batch needs options.redis.pipeline");
-      }
-    }
-    this.#batcher = batch === false || typeof redis.pipeline !== "function"
-      ? undefined
-      : new ScriptBatcher(redis as UpstashRedisClient & { pipeline(): UpstashPipeline }, maxBytes);
+    const { redis, prefix, timeoutMs, keyLocking, durability, batchBytes } = checkStoreOptions(
+      options,
+    );
+    this.#batcher = batchBytes === undefined ? undefined : new ScriptBatcher(
+      redis as UpstashRedisClient & { pipeline(): UpstashPipeline },
+      batchBytes,
+    );
     this.#redis = redis;
     this.#prefix = prefix;
     this.#limit = timeoutMs > MAX_TIMER_MS ? undefined : new TimeLimit(timeoutMs);
     this.#keyLocking = keyLocking;
-    this.#durability = durability === undefined
-      ? undefined
-      : Object.freeze({ replicas: durability.replicas, timeoutMs: durability.timeoutMs });
+    this.#durability = durability;
   }
 
   /** The key prefix in use. */
