@@ -221,7 +221,8 @@ Deno.test("a store with a capability in part is refused: by the suite, by capabi
   });
   assert.throws(() => new ToolBoundary({ store, tools: [] }), {
     name: "TypeError",
-    message: `Cannot create ToolBoundary: ${message}`,
+    message:
+      "Cannot create ToolBoundary: the store has an incomplete CallIndex: it lacks listCalls()",
   });
   assert.throws(
     () =>
