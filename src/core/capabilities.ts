@@ -156,6 +156,7 @@ export function checkStore(store: unknown, what: string): StoreCapability[] {
   try {
     return capabilitiesOf(store as object);
   } catch (error) {
-    throw new TypeError(`Cannot ${what}: ${(error as Error).message}`);
+    const message = (error as Error).message;
+    throw new TypeError(`Cannot ${what}: ${message[0]!.toLowerCase()}${message.slice(1)}`);
   }
 }

@@ -14,6 +14,7 @@ import {
   type StoreUnderTest,
 } from "../../src/testing/mod.ts";
 import { createFakeToolkit } from "../../src/testing/fakes.ts";
+import { coreOnly } from "../support/stores.ts";
 
 type Register = (options: ConformanceOptions) => Promise<string[]>;
 
@@ -33,19 +34,6 @@ async function collect(register: Register, extra: Partial<ConformanceOptions> = 
     ...extra,
   });
   return { names, registered };
-}
-
-/** A MemoryStore seen through the seven methods of the required core, and nothing else. */
-function coreOnly(store: MemoryStore = new MemoryStore()): Store {
-  return {
-    startRun: (request) => store.startRun(request),
-    getRun: (runId) => store.getRun(runId),
-    begin: (request) => store.begin(request),
-    complete: (request) => store.complete(request),
-    get: (runId, toolCallId) => store.get(runId, toolCallId),
-    endRun: (request) => store.endRun(request),
-    readFacts: (request) => store.readFacts(request),
-  };
 }
 
 /** A MemoryStore with one capability's methods hidden. */
@@ -233,7 +221,8 @@ Deno.test("a store with a capability in part is refused: by the suite, by capabi
   });
   assert.throws(() => new ToolBoundary({ store, tools: [] }), {
     name: "TypeError",
-    message: `Cannot create ToolBoundary: ${message}`,
+    message:
+      "Cannot create ToolBoundary: the store has an incomplete CallIndex: it lacks listCalls()",
   });
   assert.throws(
     () =>

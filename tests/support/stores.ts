@@ -41,3 +41,19 @@ let sequence = 0;
 /** An ID no other test of the process uses, for runs and calls on a shared store. */
 export const uniqueId = (prefix: string): string =>
   `${prefix}_${Date.now().toString(36)}_${sequence++}`;
+
+/**
+ * A store seen through the seven methods of the required core and nothing else: no capability
+ * (`CallIndex`, `RunIndex`, `RunSeal`), as a third-party store of the core alone would be.
+ */
+export function coreOnly(store: Store = new MemoryStore()): Store {
+  return {
+    startRun: (request) => store.startRun(request),
+    getRun: (runId) => store.getRun(runId),
+    begin: (request) => store.begin(request),
+    complete: (request) => store.complete(request),
+    get: (runId, toolCallId) => store.get(runId, toolCallId),
+    endRun: (request) => store.endRun(request),
+    readFacts: (request) => store.readFacts(request),
+  };
+}

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { defineTool, ToolBoundary } from "@tool-boundary/core";
 import { MemoryStore } from "@tool-boundary/core/memory";
 import { isSafeToolCallId, type Store } from "@tool-boundary/core/store";
-import { STORES } from "../../../tests/support/stores.ts";
+import { coreOnly, STORES } from "../../../tests/support/stores.ts";
 import {
   invokeOnce,
   MAX_PROBES,
@@ -352,16 +352,11 @@ Deno.test("invokeOnce refuses at its first call a boundary whose store has no Ca
     project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "billing", content: raw.total }),
   });
   const memory = new MemoryStore();
-  const core: Store = {
-    startRun: (request) => memory.startRun(request),
-    getRun: (runId) => memory.getRun(runId),
-    begin: (request) => memory.begin(request),
-    complete: (request) => memory.complete(request),
-    get: (runId, toolCallId) => memory.get(runId, toolCallId),
-    endRun: (request) => memory.endRun(request),
-    readFacts: (request) => memory.readFacts(request),
-  };
-  const boundary = new ToolBoundary({ store: core, tools: [lookup], onDuplicate: "replay" });
+  const boundary = new ToolBoundary({
+    store: coreOnly(memory),
+    tools: [lookup],
+    onDuplicate: "replay",
+  });
   const run = await boundary.startRun({ runId: "wf-core" });
   const envelope = { toolCallId: "wf-core:0", runId: run.runId, toolName: "lookup", input: {} };
   await assert.rejects(invokeOnce(boundary, run, envelope, { onUnknown: "retry" }), {
