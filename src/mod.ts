@@ -71,6 +71,7 @@ export {
   ToolError,
   toolError,
 } from "./core/tool.ts";
+export { RawJson, rawJson } from "./core/raw_json.ts";
 export type {
   BoundaryResult,
   CanonicalRecord,

@@ -291,6 +291,40 @@ export function snapshotParsed(parsed: unknown, maxDepth: number): JsonSnapshot 
     : { json: JSON.stringify(value), value: value as JsonValue };
 }
 
+/**
+ * {@linkcode snapshotParsed} of `JSON.parse(text)`: JSON text read once into a plain value and the
+ * JSON text of that value, which means exactly what was parsed. So the text's whitespace is gone,
+ * a member name given twice keeps its last value (as the parse did), a number past double
+ * precision is the double it parsed to, `-0` is `0`, and lone surrogates are escaped; a text that
+ * is not JSON is NOT_JSON (the parser's error kept, for logs only), as is one that parses to a
+ * number JSON cannot hold (`1e400` is Infinity). No length bound: the caller bounds the text.
+ *
+ * @param text Anything the caller holds as a string primitive.
+ * @param maxDepth The deepest nesting of arrays and objects accepted.
+ * @returns `{ json, value }`, `value` the parsed value itself, or `{ problem }`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { snapshotText } from "./json.ts";
+ * assert.deepEqual(snapshotText(' {"a": 1, "a": -0, "n": 12345678901234567890} ', 8), {
+ *   json: '{"a":0,"n":12345678901234567000}',
+ *   value: { a: 0, n: 12345678901234567000 },
+ * });
+ * assert.equal((snapshotText("1e400", 8) as { problem: string }).problem, "NOT_JSON");
+ * assert.equal((snapshotText("{", 8) as { problem: string }).problem, "NOT_JSON");
+ * ```
+ */
+export function snapshotText(text: string, maxDepth: number): JsonSnapshot {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return { problem: "NOT_JSON", error };
+  }
+  return snapshotParsed(parsed, maxDepth);
+}
+
 /** What {@linkcode snapshotParsed} refuses in parsed data, setting `-0` to `0` on the way. */
 function parsedProblem(value: unknown, depth: number): JsonProblem | null {
   if (typeof value !== "object") {
