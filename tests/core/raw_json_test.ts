@@ -298,6 +298,23 @@ async function prototypeToJSONRefusesText(store: Store) {
   }
 }
 
+async function inheritedEnumerablesAreNoMembers(store: Store) {
+  // Enumerable on Object.prototype while the tool runs: `for-in` would list them.
+  const polluting = () => {
+    Object.assign(Object.prototype, { inherited: Infinity, zero: 0 });
+    queueMicrotask(() => {
+      delete (Object.prototype as { inherited?: unknown }).inherited;
+      delete (Object.prototype as { zero?: unknown }).zero;
+    });
+    return rawJson('{"a":-0,"b":{"c":[-0]}}');
+  };
+  const outcome = await callOnce(store, polluting);
+  assertStored(outcome, { a: 0, b: { c: [0] } }, '{"a":0,"b":{"c":[0]}}');
+  const seen = outcome.projected[0] as Record<string, unknown>;
+  assert.deepEqual(Object.keys(seen), ["a", "b"]);
+  assert.equal(Object.hasOwn(seen, "zero"), false, "no inherited key became a member");
+}
+
 // --- Response ---------------------------------------------------------------------------------
 
 async function jsonResponseIsTheText(store: Store) {
@@ -583,6 +600,10 @@ const CASES: [string, (store: Store) => Promise<void>][] = [
     lookAlikesAreNoRawJson,
   ],
   ["rawJson: an Object.prototype.toJSON refuses the text", prototypeToJSONRefusesText],
+  [
+    "rawJson: an enumerable key of Object.prototype is no member, nor a refusal",
+    inheritedEnumerablesAreNoMembers,
+  ],
   ["a 2xx JSON Response is its body's text, parsed once", jsonResponseIsTheText],
   [
     "a Response body past rawBytes is RESULT_TOO_LARGE, read no further than the limit",
