@@ -65,8 +65,9 @@ export class RawJson<T = JsonValue> {
  * (`application/json`, or any `+json` type) is read as UTF-8 text and taken as `rawJson` of it;
  * its body is counted as it arrives, and one past `rawBytes` is RESULT_TOO_LARGE without being
  * read further. Any other response (a status outside 200-299, or another content type) is the
- * tool's failure, as `toolError({ status, contentType, body })` with the body as text. A body that
- * is not UTF-8 is SERIALIZATION_FAILED; one whose stream fails is EXECUTION_FAILED.
+ * tool's failure, as `toolError({ status, contentType, body })` with the body as text. A body is
+ * decoded as `Response.text()` decodes it (a byte that is not UTF-8 is U+FFFD); one whose stream
+ * fails is EXECUTION_FAILED, with what it threw.
  *
  * @typeParam T What the text parses to: the projector's `raw` type. Not checked.
  * @param text The JSON text.
@@ -224,30 +225,25 @@ export function isJsonMediaType(contentType: string | null): boolean {
 /** What {@linkcode readBodyText} answers for a body of more than `maxBytes` bytes. */
 export const BODY_TOO_LARGE: unique symbol = Symbol("body too large");
 
-/** What {@linkcode readBodyText} answers for a body that is not UTF-8, when decoding strictly. */
-export const BODY_NOT_UTF8: unique symbol = Symbol("body not UTF-8");
-
 /**
- * Reads a body stream to its end as UTF-8 text, counting its bytes as they arrive: past
- * `maxBytes` the stream is cancelled and nothing more is read or kept. Each chunk must be a
+ * Reads a body stream to its end as UTF-8 text, as `Response.text()` decodes it (a leading byte
+ * order mark dropped, each byte that is not UTF-8 U+FFFD), counting its bytes as they arrive:
+ * past `maxBytes` the stream is cancelled and nothing more is read or kept. Each chunk must be a
  * `Uint8Array` (as `Response.text()` requires) and is decoded once, when the reader gets it: what
- * its bytes were then is the text. A leading byte order mark is dropped, as `Response.json()` does.
- * Internal to the boundary.
+ * its bytes were then is the text. Internal to the boundary.
  *
  * @param body The stream, or `null` (the empty text).
  * @param maxBytes The most bytes read.
- * @param strict Bytes that are not UTF-8 give {@linkcode BODY_NOT_UTF8} (else U+FFFD each).
- * @param onReader Given the reader once it exists, for the caller to cancel.
- * @returns The text, {@linkcode BODY_TOO_LARGE} or {@linkcode BODY_NOT_UTF8}.
+ * @param onReader Given the reader's cancel once the reader exists, for the caller to stop it.
+ * @returns The text, or {@linkcode BODY_TOO_LARGE}.
  * @throws What the stream threw (it errored), or a TypeError for a chunk that is no `Uint8Array`
  *   or a body that is locked or already read.
  */
 export async function readBodyText(
   body: ReadableStream<unknown> | null,
   maxBytes: number,
-  strict: boolean,
   onReader: (cancel: (reason?: unknown) => void) => void,
-): Promise<string | typeof BODY_TOO_LARGE | typeof BODY_NOT_UTF8> {
+): Promise<string | typeof BODY_TOO_LARGE> {
   if (body === null) return "";
   const native = nativesOf()!;
   const reader = native.getReader.call(body);
@@ -259,7 +255,9 @@ export async function readBodyText(
     }
   };
   onReader(cancel);
-  const decoder = new TextDecoder("utf-8", { fatal: strict });
+  // Not `fatal`: a strict decoder costs several times as much in Deno, and what it would refuse
+  // is decoded as Response.text() and Response.json() decode it.
+  const decoder = new TextDecoder();
   let text = "";
   let bytes = 0;
   for (;;) {
@@ -274,16 +272,7 @@ export async function readBodyText(
       cancel();
       return BODY_TOO_LARGE;
     }
-    try {
-      text += decoder.decode(value as Uint8Array, { stream: true });
-    } catch {
-      cancel();
-      return BODY_NOT_UTF8;
-    }
+    text += decoder.decode(value as Uint8Array, { stream: true });
   }
-  try {
-    return text + decoder.decode();
-  } catch {
-    return BODY_NOT_UTF8; // ends inside a character
-  }
+  return text + decoder.decode();
 }

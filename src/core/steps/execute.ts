@@ -8,7 +8,6 @@
 import { type JsonSnapshot, snapshotJson, snapshotText } from "../json.ts";
 import { DEFAULT_TOOL_TIMEOUT_MS } from "../limits.ts";
 import {
-  BODY_NOT_UTF8,
   BODY_TOO_LARGE,
   isJsonMediaType,
   isRawJson,
@@ -111,7 +110,7 @@ function snapshotRawText(text: string, rawDepth: number, rawBytes: number): Json
 
 /**
  * Reads a `Response`'s body under the stage's stop, within `rawBytes`. A 2xx of JSON is its text,
- * parsed once (a body that is not UTF-8 is NOT_JSON); anything else is the tool's failure, kept
+ * parsed once; anything else is the tool's failure, kept
  * as `{ status, contentType, body }`. A body past `rawBytes` is TOO_LARGE, unread past the limit;
  * a stream that fails is the executor's failure, as a throw is.
  */
@@ -119,9 +118,9 @@ async function readResponse(call: Call, head: ResponseHead): Promise<JsonSnapsho
   const { rawDepth, rawBytes } = call.setup.limits;
   const json = head.status >= 200 && head.status <= 299 && isJsonMediaType(head.contentType);
   let cancel: ((reason?: unknown) => void) | undefined;
-  let read: string | typeof BODY_TOO_LARGE | typeof BODY_NOT_UTF8 | typeof STOPPED;
+  let read: string | typeof BODY_TOO_LARGE | typeof STOPPED;
   try {
-    const reading = readBodyText(head.body, rawBytes, json, (cancelRead) => cancel = cancelRead);
+    const reading = readBodyText(head.body, rawBytes, (cancelRead) => cancel = cancelRead);
     reading.catch(() => {}); // a stream that fails after a stop is not unhandled
     read = await Promise.race([reading, call.stopped()]);
   } catch (error) {
@@ -136,7 +135,6 @@ async function readResponse(call: Call, head: ResponseHead): Promise<JsonSnapsho
     if (!json) call.toolFailed = true;
     return { problem: "TOO_LARGE" };
   }
-  if (read === BODY_NOT_UTF8) return { problem: "NOT_JSON" }; // decoded strictly for JSON only
   if (json) return snapshotText(read, rawDepth);
   call.toolFailed = true;
   const failure = { status: head.status, contentType: head.contentType, body: read };
