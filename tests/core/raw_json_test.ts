@@ -501,6 +501,10 @@ async function responseIsReadThroughItsOwnAccessors(store: Store) {
     },
   });
   assertFailed(await callOnce(store, () => trapped), "SERIALIZATION_FAILED");
+  // Deno's brand check asks a Proxy through its traps: one that forwards is read as the Response
+  // behind it, once.
+  const forwarding = await callOnce(store, () => new Proxy(Response.json({ b: 2 }), {}));
+  assertStored(forwarding, { b: 2 }, '{"b":2}');
   // A body read already, or locked by a reader of the tool's own: the read fails.
   const used = new Response('{"a":1}', JSON_HEADERS);
   await used.text();
