@@ -52,6 +52,7 @@
  */
 export { ToolBoundary } from "./core/boundary.ts";
 export { generateLedgerKeys, type RunBundle } from "./core/ledger.ts";
+export { memoryArchive, type RunArchive } from "./core/archive.ts";
 export type {
   AuthorizeRequest,
   BoundaryEvent,

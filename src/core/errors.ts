@@ -45,6 +45,7 @@ export const ERROR_CODES = [
   "OUTCOME_UNKNOWN",
   "RECORD_NOT_FOUND",
   "TIMESTAMP_UNAVAILABLE",
+  "ARCHIVE_UNAVAILABLE",
 ] as const;
 
 /** One of {@linkcode ERROR_CODES}. */
@@ -91,6 +92,7 @@ export const ERROR_MESSAGES: Readonly<Record<ErrorCode, string>> = Object.freeze
   OUTCOME_UNKNOWN: "The tool call began but its outcome was not recorded.",
   RECORD_NOT_FOUND: "No tool call with this ID was begun in this run.",
   TIMESTAMP_UNAVAILABLE: "The time stamping authority gave no timestamp; the run was not sealed.",
+  ARCHIVE_UNAVAILABLE: "The archive did not keep the sealed run; ending the run again writes it.",
 });
 
 const CODE_SET: ReadonlySet<string> = new Set(ERROR_CODES);

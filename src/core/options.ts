@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { RunArchive } from "./archive.ts";
 import type { ErrorCode } from "./errors.ts";
 import type { JsonObject } from "./json.ts";
 import type { RecordProof } from "./types.ts";
@@ -160,6 +161,16 @@ export interface ToolBoundaryOptions {
    * See docs/proof.md.
    */
   timestamp?: (digest: Uint8Array) => Promise<Uint8Array>;
+  /**
+   * Keeps each sealed run past the store's TTL: every `endRun` that answers a sealed run (the
+   * one that seals it, after the seal is kept and stamped, and every later one) writes the run's
+   * bundle, `JSON.stringify(await exportRun(runId))`, with `archive.put(runId, bundleJson)`.
+   * Never called per call. A write that fails makes `endRun` fail with ARCHIVE_UNAVAILABLE; the
+   * run stays sealed, and a later `endRun` writes the same seal again. E.g. `r2Archive(bucket)`
+   * of `@tool-boundary/cloudflare`, or `memoryArchive()` for tests. Needs `ledgerKey`. See
+   * docs/proof.md.
+   */
+  archive?: RunArchive;
 }
 
 /** Options of {@linkcode ToolBoundary.startRun}. */

@@ -24,6 +24,7 @@ import type { Store } from "./store.ts";
 import { type AnyToolDefinition, isToolName } from "./tool.ts";
 import type { RunBudget, RunContext } from "./types.ts";
 import { checkLedgerKey, importSigner, type LedgerSigner } from "./ledger.ts";
+import type { RunArchive } from "./archive.ts";
 
 /** What the operations read of their boundary: fixed at construction, but for `ended`. */
 export interface Setup {
@@ -51,6 +52,17 @@ export interface Setup {
   readonly ledger: Ledger | undefined;
   /** Stamps a sealed receipt's digest (RFC 3161), when the boundary has a `timestamp`. */
   readonly timestamp: ((digest: Uint8Array) => Promise<Uint8Array>) | undefined;
+  /** Where each sealed run's bundle is written, when the boundary has an `archive`. */
+  readonly archive: ArchiveCalls | undefined;
+}
+
+/**
+ * The archive's methods, read once when the boundary is created (a getter is not asked again)
+ * and called on the archive. What they answer is the archive's: the caller checks it.
+ */
+export interface ArchiveCalls {
+  put(runId: string, bundleJson: string): unknown;
+  get: ((runId: string) => unknown) | undefined;
 }
 
 /**
@@ -83,8 +95,9 @@ const STORE_METHODS = [
  * @returns The setup every operation reads.
  * @throws {TypeError} When `tools` is missing, has duplicates or a name that is empty or holds a
  *   lone surrogate, `store` is not a store, `onDuplicate` is neither "refuse" nor "replay", or
- *   `ledgerKey` is not an Ed25519 private JWK (or `keyId` not a key ID), or `timestamp` is not a
- *   function or comes without a `ledgerKey`.
+ *   `ledgerKey` is not an Ed25519 private JWK (or `keyId` not a key ID), `timestamp` is not a
+ *   function or comes without a `ledgerKey`, or `archive` has no `put` function (or a `get` that
+ *   is not one) or comes without a `ledgerKey`.
  * @throws {RangeError} When a limit is not a positive integer, a TTL is not an integer from 1
  *   to `MAX_TTL_MS`, or `storeRetryMs` not an integer from 0 to `MAX_TIMER_MS`.
  */
@@ -144,6 +157,11 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
       throw new TypeError("Cannot create ToolBoundary: timestamp needs a ledgerKey");
     }
   }
+  const archive = options.archive === undefined ? undefined : archiveCalls(options.archive);
+  // Only a sealed run is archived, and only a boundary with a key seals.
+  if (archive !== undefined && ledger === undefined) {
+    throw new TypeError("Cannot create ToolBoundary: archive needs a ledgerKey");
+  }
   if (onDuplicate !== "refuse" && onDuplicate !== "replay") {
     throw new TypeError('Cannot create ToolBoundary: onDuplicate must be "refuse" or "replay"');
   }
@@ -167,6 +185,32 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
     ended: new WeakSet<RunContext>(),
     ledger,
     timestamp,
+    archive,
+  };
+}
+
+/** The `archive` option's `put` and `get`, each read once. */
+function archiveCalls(archive: RunArchive): ArchiveCalls {
+  let put: unknown;
+  let get: unknown;
+  try {
+    put = archive.put;
+    get = archive.get;
+  } catch (error) {
+    throw new TypeError("Cannot create ToolBoundary: archive must be an object with put()", {
+      cause: error,
+    });
+  }
+  if (typeof put !== "function" || (get !== undefined && typeof get !== "function")) {
+    throw new TypeError(
+      "Cannot create ToolBoundary: archive must have a put() function, and get() if any",
+    );
+  }
+  return {
+    put: (runId, bundleJson) => Reflect.apply(put as () => unknown, archive, [runId, bundleJson]),
+    get: get === undefined
+      ? undefined
+      : (runId) => Reflect.apply(get as () => unknown, archive, [runId]),
   };
 }
 

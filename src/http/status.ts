@@ -150,6 +150,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<AnyErrorCode, ErrorStatus>> = 
   // The service.
   STORE_UNAVAILABLE: 503,
   TIMESTAMP_UNAVAILABLE: 503,
+  ARCHIVE_UNAVAILABLE: 503,
   INTERNAL_ERROR: 500,
 });
 

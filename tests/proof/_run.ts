@@ -7,6 +7,7 @@
 import {
   defineTool,
   generateLedgerKeys,
+  type RunArchive,
   type Store,
   ToolBoundary,
   toolError,
@@ -40,13 +41,17 @@ export const keys = await generateLedgerKeys();
 /** Another key pair: an attacker's. */
 export const otherKeys = await generateLedgerKeys();
 
-/** Runs the calls on `store` and, unless `end` is false, ends the run (stamped by `timestamp`). */
+/**
+ * Runs the calls on `store` and, unless `end` is false, ends the run (stamped by `timestamp`,
+ * written to `archive`).
+ */
 export async function sealedRun(
   store: Store,
   options: {
     end?: boolean;
     ledgerKey?: JsonWebKey;
     timestamp?: (digest: Uint8Array) => Promise<Uint8Array>;
+    archive?: RunArchive;
   } = {},
 ): Promise<{ boundary: ToolBoundary; runId: string }> {
   const boundary = new ToolBoundary({
@@ -54,6 +59,7 @@ export async function sealedRun(
     tools: [lookup],
     ledgerKey: options.ledgerKey ?? keys.privateKey,
     ...(options.timestamp ? { timestamp: options.timestamp } : {}),
+    ...(options.archive ? { archive: options.archive } : {}),
   });
   const run = await boundary.startRun({ runId: uniqueId("run") });
   for (const { toolCallId, key } of CALLS) {

@@ -21,6 +21,7 @@ const FILES = [
   "tests/proof/http_cli_test.ts",
   "tests/proof/timestamp_test.ts",
   "tests/proof/keys_test.ts",
+  "tests/proof/archive_test.ts",
 ];
 
 /**

@@ -22,29 +22,27 @@ import { rowsToFacts } from "../progress.ts";
 import { emit, type Setup } from "../setup.ts";
 import type { FactRow, SealState } from "../store.ts";
 import { utf8ByteLength } from "../utf8.ts";
-import type { ObservedFact, ReceiptCall, RunContext, RunEnd, RunReceipt } from "../types.ts";
+import type { ReceiptCall, RunContext, RunEnd, RunReceipt } from "../types.ts";
+import { archiveRun } from "./archive_run.ts";
 import { toCanonicalRecord } from "./inspect.ts";
+import { parseSeal, type Seal } from "./seal.ts";
 import { storeCall } from "./store_call.ts";
 
 /** IDs per page at most, so no one answer grows with an uncapped factCount. */
 const MAX_PAGE = 1_000;
 
-/** What a run's seal keeps: the receipt and the report it was signed over. */
-export interface Seal {
-  receipt: RunReceipt;
-  facts: ObservedFact[];
-  omitted: number;
-}
-
 /**
  * Ends a run and reports its facts, within `limits.factCount` and `limits.factBytes`, and how
  * many READY records the caps left out. Ending twice gives the same facts while the records live.
  * With a ledger key the first end seals the run (one more store call): every later end returns
- * the sealed facts and receipt, without reading the records again.
+ * the sealed facts and receipt, without reading the records again. With an `archive` too, every
+ * end that answers the sealed run writes its bundle there (the export read once more), after the
+ * seal is kept.
  *
  * @returns The facts, the number omitted and (with a ledger key) the receipt.
- * @throws {BoundaryError} RUN_NOT_FOUND, INVALID_RUN_ID, STORE_UNAVAILABLE, or (with a
- *   `timestamp`) TIMESTAMP_UNAVAILABLE: the run is ended but not sealed, and a later end seals it.
+ * @throws {BoundaryError} RUN_NOT_FOUND, INVALID_RUN_ID, STORE_UNAVAILABLE, (with a `timestamp`)
+ *   TIMESTAMP_UNAVAILABLE: the run is ended but not sealed, and a later end seals it, or (with an
+ *   `archive`) ARCHIVE_UNAVAILABLE: the run is sealed, and a later end writes it again.
  */
 export async function endRun(setup: Setup, run: RunContext | string): Promise<RunEnd> {
   const runId = typeof run === "string" ? run : run?.runId;
@@ -156,6 +154,10 @@ export async function endRun(setup: Setup, run: RunContext | string): Promise<Ru
       report = reportOf(parseSeal(kept.sealJson));
     }
   }
+  // The seal is kept (and stamped): what the archive gets is what any later end answers.
+  if (setup.archive !== undefined && report.receipt !== undefined) {
+    await archiveRun(setup, setup.archive, runId, report.receipt);
+  }
   emit(setup, { type: "run.ended", runId, facts: report.facts.length, omitted: report.omitted });
   return report;
 }
@@ -263,24 +265,6 @@ async function hashOfStored(
     // Not data (its JSON text does not parse): nothing to pin, and never a verdict of ok.
     return null;
   }
-}
-
-/** A stored seal, read back; a store that answers anything else is unavailable. */
-export function parseSeal(sealJson: string): Seal {
-  try {
-    const seal = JSON.parse(sealJson) as Seal;
-    if (
-      typeof seal?.receipt?.sig === "string" && Array.isArray(seal.facts) &&
-      typeof seal.omitted === "number"
-    ) {
-      return seal;
-    }
-  } catch {
-    // Reported below.
-  }
-  throw new BoundaryError("STORE_UNAVAILABLE", {
-    cause: new TypeError("The store holds a seal that is not one"),
-  });
 }
 
 function reportOf(seal: Seal): RunEnd {

@@ -9,7 +9,7 @@ import { isSafeRunId } from "../ids.ts";
 import { BUNDLE_FORMAT, type RunBundle } from "../ledger.ts";
 import type { Setup } from "../setup.ts";
 import type { CanonicalRecord } from "../types.ts";
-import { parseSeal } from "./end_run.ts";
+import { parseSeal } from "./seal.ts";
 import { toCanonicalRecord } from "./inspect.ts";
 import { storeCall } from "./store_call.ts";
 
