@@ -5,8 +5,12 @@
  */
 
 import { type AnyToolDefinition, defineTool, type ProjectorOutput } from "../src/mod.ts";
-/** `BENCH_SMOKE=1`: run every benchmark a handful of times, only to prove it still runs. */
-export const SMOKE: boolean = Deno.env.get("BENCH_SMOKE") === "1";
+/**
+ * `BENCH_SMOKE=1`: run every benchmark a handful of times, only to prove it still runs. Read
+ * only under Deno: a benchmark's worker bundle imports these helpers in workerd too.
+ */
+export const SMOKE: boolean =
+  (globalThis as { Deno?: typeof Deno }).Deno?.env.get("BENCH_SMOKE") === "1";
 
 /** Options for `Deno.bench`: few iterations in smoke mode, deno's defaults otherwise. */
 export const benchOptions: { n?: number; warmup?: number } = SMOKE ? { n: 3, warmup: 1 } : {};
@@ -103,7 +107,8 @@ export function searchLogsTool(raw: LogRaw): AnyToolDefinition {
 /** Figure 3's tool input, as an agent sends it: JSON text. */
 export const FIGURE3_INPUT = '{"service":"api","query":"timeout","window":"24h","limit":50}';
 
-const directSignal = new AbortController().signal;
+/** Made on first use: workerd refuses an AbortController at a module's top level. */
+let directSignal: AbortSignal | undefined;
 
 /**
  * Figure 3's direct path, `calls` times: what a caller must do anyway without the boundary
@@ -114,6 +119,7 @@ const directSignal = new AbortController().signal;
  */
 export async function directCalls(tool: AnyToolDefinition, calls: number): Promise<number> {
   let length = 0;
+  directSignal ??= new AbortController().signal;
   for (let i = 0; i < calls; i++) {
     const input = JSON.parse(FIGURE3_INPUT);
     const requestJson = JSON.stringify(input);

@@ -1,5 +1,5 @@
 /**
- * Figure 12: the text path (`rawJson(text)`, a `Response`) against the JSON work it cannot
+ * Figure 13: the text path (`rawJson(text)`, a `Response`) against the JSON work it cannot
  * avoid, side by side in one process.
  *
  * A. 64 KiB raw in process, MemoryStore: batches of 100 calls per row, rows alternating, the

@@ -121,13 +121,21 @@ Deno.test("deno.gateway.lock pins the core's and packages/mcp's imports alone, a
     [...new Set([...coreImports, ...mcpImports])].sort(),
   );
   assert.equal(lock.jsr, undefined, "nothing from JSR");
-  // The same versions as the workspace's lockfile, so the gateway runs what the tests test.
+  // The same versions as the workspace's lockfile, so the gateway runs what the tests test. A
+  // resolution's peers may differ: the workspace resolves a package with the peers its wider
+  // graph holds (@modelcontextprotocol/sdk with zod, which packages/cloudflare's agents brings),
+  // the gateway's graph has no reason for them; the package and its version are the same.
   const dev = await lockOf("deno.dev.lock");
+  // `1.32.2_@cfworker+json-schema@4.1.6` is version 1.32.2; `@scope/name@1.2.3_peer@1.0.0` is
+  // `@scope/name@1.2.3`.
+  const versionOf = (resolved: string) => resolved.split("_")[0];
+  const packageOf = (key: string) => key.replace(/^(.[^@]*@[^_]+)_.*$/, "$1");
   for (const [specifier, version] of Object.entries(lock.specifiers)) {
-    assert.equal(version, dev.specifiers[specifier], specifier);
+    assert.equal(versionOf(version), versionOf(dev.specifiers[specifier] ?? ""), specifier);
   }
+  const devPackages = new Set(Object.keys(dev.npm).map(packageOf));
   for (const name of Object.keys(lock.npm)) {
-    assert.ok(name in dev.npm, `${name} is in deno.dev.lock`);
+    assert.ok(devPackages.has(packageOf(name)), `${name} is in deno.dev.lock`);
   }
 });
 

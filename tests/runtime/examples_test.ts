@@ -3,6 +3,7 @@
  * Worker in workerd (over HTTP and, with SERVER_SECRET, over MCP with a run token), the Deno
  * Deploy app under `deno serve`, the Bun script under Bun. Each
  * imports the package by its name; examples/deno.json maps the name to this repository's source.
+ * The Cloudflare Agent example is built as its README deploys it (`wrangler deploy --dry-run`).
  * The edge entries import the workspace's packages by name too, and the root tests share no
  * fixture with a package's tests.
  */
@@ -52,6 +53,35 @@ Deno.test("examples/cloudflare: the Worker serves a run in workerd over HTTP and
       message: "Not configured: set AGENT_TOKEN and HARNESS_TOKEN (see .dev.vars.example).",
     });
   }, CONFIG);
+});
+
+Deno.test("examples/cloudflare-agent: wrangler deploy --dry-run builds the Agent Worker with its bindings", async () => {
+  const dir = `${ROOT}examples/cloudflare-agent`;
+  await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: dir });
+  const out = await Deno.makeTempDir({ prefix: "tb-example-agent-" });
+  try {
+    // Wrangler needs Node.js 22 or later; its build step bundles with deno bundle.
+    const output = await run("npx", [
+      "-y",
+      "node@22",
+      "node_modules/wrangler/bin/wrangler.js",
+      "deploy",
+      "--dry-run",
+      "--outdir",
+      out,
+    ], { cwd: dir, env: { WRANGLER_SEND_METRICS: "false" } });
+    assert.match(output, /env\.SupportAgent \(SupportAgent\)\s+Durable Object/);
+    assert.match(output, /env\.AI\s+AI/);
+    assert.match(output, /--dry-run: exiting now/);
+    const worker = await Deno.readTextFile(`${out}/worker.js`);
+    // The Agent class is exported and the ledger's store bundled; the runtime's modules are not.
+    assert.match(worker, /export \{[^}]*\bSupportAgent\b/);
+    assert.match(worker, /runs_by_start/);
+    assert.match(worker, /from "cloudflare:workers"/);
+    console.log(`examples/cloudflare-agent: ${(worker.length / 1024).toFixed(0)} KiB built`);
+  } finally {
+    await Deno.remove(out, { recursive: true });
+  }
 });
 
 Deno.test("examples/deno-deploy: deno serve answers a run, and refuses to start without tokens", async () => {

@@ -8,6 +8,7 @@ import { ROOT, run, start, WORKSPACE_CONFIG } from "./process.ts";
 
 const HERE = new URL("./npm/", import.meta.url).pathname;
 const WORKERD = `${HERE}workerd.mjs`;
+const MINIFLARE = `${HERE}miniflare.mjs`;
 
 /** Installs the npm packages (a no-op when they are up to date) and returns `node_modules/.bin`. */
 export async function npmBin(): Promise<string> {
@@ -25,17 +26,20 @@ export async function npmBin(): Promise<string> {
  * @param config A deno.json whose import map resolves the entry's imports, e.g.
  *   `examples/deno.json`, which maps `@tool-boundary/core` to this repository's source; by
  *   default the workspace's (the core, packages/ and the test dependencies).
+ * @param external Imports left to the runtime, e.g. `cloudflare:*`.
  * @returns The bundle's path.
  */
 export async function bundle(
   entry: string,
   dir: string,
   config?: string,
+  external: readonly string[] = [],
 ): Promise<string> {
   const out = `${dir}/${entry.replaceAll("/", "_").replace(/\.ts$/, ".js")}`;
   await run(Deno.execPath(), [
     "bundle",
     ...(config === undefined ? WORKSPACE_CONFIG : ["--config", config]),
+    ...external.flatMap((pattern) => ["--external", pattern]),
     "--platform",
     "browser",
     "-o",
@@ -86,6 +90,32 @@ export async function serveScript(
   await npmBin();
   const child = start("node", [WORKERD, script], {
     env: { WORKER_BINDINGS: JSON.stringify(bindings), WORKER_WORKFLOWS: JSON.stringify(workflows) },
+    stdinStops: true,
+  });
+  try {
+    const [, url] = await child.waitFor(/\{"url":"(http:[^"]+)\/"\}/);
+    await fn(url!);
+  } finally {
+    const status = await child.stop();
+    assert.equal(status.code, 0, child.output());
+  }
+}
+
+/**
+ * Serves workers in workerd through miniflare (from Node) with miniflare's own options (several
+ * workers, Durable Objects, R2, persistence: `new Miniflare(options)`), and calls `fn` with the
+ * first worker's base URL (no trailing slash).
+ *
+ * @param options Miniflare's options, as JSON-able data; the host and port are chosen here.
+ * @param fn What to do while it serves.
+ */
+export async function serveMiniflare(
+  options: Record<string, unknown>,
+  fn: (base: string) => Promise<void>,
+): Promise<void> {
+  await npmBin();
+  const child = start("node", [MINIFLARE], {
+    env: { MINIFLARE_OPTIONS: JSON.stringify(options) },
     stdinStops: true,
   });
   try {
