@@ -279,7 +279,7 @@ async function throughUpstash(): Promise<void> {
       {
         name: "floor: JSON.parse + projector + one SET of the text (@upstash/redis)",
         op: async () => {
-          sink += projectLogs(JSON.parse(text) as LogRaw).content.length;
+          sink += (projectLogs(JSON.parse(text) as LogRaw).content as string[]).length;
           await redis.set(`bench:text:${key++ % 8}`, text, { ex: 60 });
         },
       },
