@@ -74,6 +74,7 @@ export {
   ToolError,
   toolError,
 } from "./core/tool.ts";
+export { RawJson, rawJson } from "./core/raw_json.ts";
 export type {
   BoundaryResult,
   ErrorResult,

@@ -8,6 +8,7 @@ import type * as v from "valibot";
 import { isWellFormedName } from "./ids.ts";
 import { jsonSchemaOf } from "./json_schema.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
+import type { RawJson } from "./raw_json.ts";
 import type { ProjectedEvidence, RunInstance } from "./types.ts";
 
 /**
@@ -76,14 +77,19 @@ export interface ToolDefinition<
   /** Optional valibot schema the input must match (its output is what the tool receives). */
   readonly input?: InputSchema<Input>;
   /**
-   * Runs the tool. Its return value must be plain JSON data, or {@linkcode toolError} of what
-   * the tool got when it failed (the record ends ERROR EXECUTION_FAILED, the projector is not
-   * called).
+   * Runs the tool. Its return value must be plain JSON data, JSON text as `rawJson(text)` or a
+   * `Response` (read as JSON text: see `rawJson`), or {@linkcode toolError} of what the tool got
+   * when it failed (the record ends ERROR EXECUTION_FAILED, the projector is not called).
    */
   readonly execute: (
     input: Input,
     ctx: ExecuteContext,
-  ) => Raw | ToolError | Promise<Raw | ToolError>;
+  ) =>
+    | Raw
+    | RawJson<Raw>
+    | Response
+    | ToolError
+    | Promise<Raw | RawJson<Raw> | Response | ToolError>;
   /** Turns the raw response into the bounded agent result. */
   readonly project: (raw: Raw, ctx: ProjectContext) => ProjectorOutput | Promise<ProjectorOutput>;
   /** Milliseconds the executor may take. @default 30000 */
@@ -101,7 +107,9 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  *
  * `Input` is the output type of the `input` schema; without a schema it is {@linkcode JsonObject}.
  * `Raw` is what `execute` returns or resolves to, its {@linkcode ToolError} left out, and is what
- * `project` receives.
+ * `project` receives: for `rawJson<T>(text)`, `T`. For a `Response` TypeScript cannot tell what
+ * its body holds, so the projector names the type it takes (`project: (raw: Hits) => …`, or
+ * `JsonValue`); without one, its `raw` is typed `Response` and the tool `JsonValue`.
  *
  * @param definition The tool: name, read-only flag, optional input schema, executor, projector.
  * @returns The same definition, frozen. A tool whose `execute` never returns data (it only ever
@@ -138,8 +146,12 @@ export function defineTool<Input extends Record<string, unknown> = JsonObject, R
   Input,
   // `unknown` for an `execute` that never returns data. TypeScript infers `ToolError` (not
   // `never`) from one that only returns `toolError(...)`; ToolError is nominal, so no raw
-  // response type is taken for it.
-  [Raw] extends [never] ? unknown : [Raw] extends [ToolError] ? unknown : Raw
+  // response type is taken for it. A `Response` is taken as such when the projector names no
+  // type: what reaches the projector is its body's JSON.
+  [Raw] extends [never] ? unknown
+    : [Raw] extends [ToolError] ? unknown
+    : [Raw] extends [Response] ? JsonValue
+    : Raw
 > {
   if (!isToolName(definition?.name)) {
     throw new TypeError(

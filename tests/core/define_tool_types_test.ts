@@ -11,7 +11,9 @@ import {
   type AnyToolDefinition,
   defineTool,
   type JsonObject,
+  type JsonValue,
   type ProjectContext,
+  rawJson,
   ToolBoundary,
   type ToolDefinition,
   toolError,
@@ -206,4 +208,64 @@ Deno.test("defineTool() refuses mistyped uses at compile time (and the worst of 
     () => defineTool({ name: 7, readOnly: true, execute: () => ({}), project }),
     TypeError,
   );
+});
+
+Deno.test("defineTool() takes rawJson<T>'s T as the raw type, and a Response's from the projector", async () => {
+  interface Hits {
+    hits: string[];
+  }
+  const fromText = defineTool({
+    name: "from_text",
+    readOnly: true,
+    execute: async () => {
+      await Promise.resolve();
+      return Math.random() > 2 ? toolError("never") : rawJson<Hits>('{"hits":["a"]}');
+    },
+    project: (raw) => {
+      holds<Equal<typeof raw, Hits>>();
+      return { evidence: "EVIDENCE_FOUND", scope: "text", content: raw.hits };
+    },
+  });
+  holds<Equal<typeof fromText, ToolDefinition<JsonObject, Hits>>>();
+  const untyped = defineTool({
+    name: "untyped_text",
+    readOnly: true,
+    execute: () => rawJson("[1]"),
+    project: (raw) => {
+      holds<Equal<typeof raw, JsonValue>>();
+      return { evidence: "EVIDENCE_FOUND", scope: "text", content: raw };
+    },
+  });
+  const named = defineTool({
+    name: "from_response",
+    readOnly: true,
+    execute: () => Response.json({ hits: ["b"] }),
+    project: (raw: Hits) => ({ evidence: "EVIDENCE_FOUND", scope: "body", content: raw.hits }),
+  });
+  holds<Equal<typeof named, ToolDefinition<JsonObject, Hits>>>();
+  const unnamed = defineTool({
+    name: "unnamed_response",
+    readOnly: true,
+    execute: () => Promise.resolve(Response.json([2])),
+    project: (raw) => {
+      // TypeScript cannot type a body: unnamed, the projector's raw is typed as what execute
+      // returned, and the tool as JsonValue, what the projector gets.
+      holds<Equal<typeof raw, Response>>();
+      return { evidence: "EVIDENCE_FOUND", scope: "body", content: raw as unknown };
+    },
+  });
+  holds<Equal<typeof unnamed, ToolDefinition<JsonObject, JsonValue>>>();
+  defineTool({
+    name: "text_of_another_type",
+    readOnly: true,
+    // @ts-expect-error: the text is typed as something the projector does not take
+    execute: () => rawJson<{ n: number }>('{"n":1}'),
+    project: (raw: Hits) => ({ evidence: "EVIDENCE_FOUND", scope: "s", content: raw.hits }),
+  });
+  const contents = [];
+  for (const tool of [fromText, untyped, named, unnamed]) {
+    const result = await callOnce(tool, {});
+    contents.push(result.status === "READY" && result.content);
+  }
+  assert.deepEqual(contents, [["a"], [1], ["b"], [2]]);
 });

@@ -14,8 +14,8 @@ import {
   type JsonObject,
   type JsonSnapshot,
   snapshotJson,
-  snapshotParsed,
   type SnapshotProblem,
+  snapshotText,
 } from "../json.ts";
 import type { AnyToolDefinition } from "../tool.ts";
 import { checkEpochMs } from "../limits.ts";
@@ -161,14 +161,8 @@ function parseInput(
   let snapshot;
   if (typeof raw === "string") {
     if (raw.length > maxLength) return { code: "REQUEST_TOO_LARGE" };
-    let parsed;
-    try {
-      parsed = JSON.parse(raw);
-    } catch {
-      return { code: "INVALID_INPUT" };
-    }
     // The boundary's own parse: plain data no one else holds, read without a copy.
-    snapshot = objectOf(snapshotParsed(parsed, inputDepth));
+    snapshot = objectOf(snapshotText(raw, inputDepth));
   } else {
     snapshot = snapshotObject(raw, inputDepth, maxLength);
   }
