@@ -111,7 +111,8 @@ export class BaselineStore implements Store {
     const begunRun = { deadline: state.deadline, startedAt: state.startedAt };
     if (run.status !== "ACTIVE") return refuse("RUN_INACTIVE");
     if (request.now >= Number(run.deadline)) return refuse("DEADLINE_EXCEEDED");
-    const record = projectingRecord(request, request.now + request.ttlMs);
+    // What a user would write keeps no position in the run.
+    const record = projectingRecord(request, request.now + request.ttlMs, 0);
     const created = await this.#redis.set(recordKey, record, { nx: true, px: request.ttlMs });
     if (created === null) {
       const existing = await this.#redis.get<StoredRecord>(recordKey);

@@ -301,9 +301,32 @@ def verify_unsealed(verifier, instance, records, facts):
         problem = own_proof(verifier, instance, record, record_hash(record))
         if problem is not None and not (problem == "UNSIGNED" and record.get("status") == "PROJECTING"):
             return fail(tool_call_id, problem)
+    gap = check_positions(records)
+    if gap is not None:
+        return gap
     if facts is not None and facts is not MISSING:
         return fail(None, "FACTS_ALTERED")
     return {"ok": True, "sealed": False, "calls": len(records)}
+
+
+def check_positions(records):
+    """The n-th record of an unsealed run has seq n: a gap is MISSING, a move REORDERED."""
+    owner, last = {}, 0
+    for record in records:
+        seq = record.get("seq", MISSING)
+        if not is_safe_integer(seq) or seq < 1:
+            return fail(record["toolCallId"], "ALTERED")
+        if int(seq) in owner:
+            return fail(record["toolCallId"], "INSERTED")
+        owner[int(seq)] = record["toolCallId"]
+        last = max(last, int(seq))
+    for seq in range(1, last + 1):
+        if seq not in owner:
+            return {"ok": False, "toolCallId": None, "reason": "MISSING", "seq": seq}
+    for i, record in enumerate(records):
+        if int(record["seq"]) != i + 1:
+            return fail(owner[i + 1], "REORDERED")
+    return None
 
 
 def verify_sealed(verifier, instance, records, receipt_value, facts, trusted):

@@ -145,6 +145,7 @@ interface RecordRow extends Row {
   agent_result_json: string | null;
   error_code: string | null;
   attempt_id: string;
+  seq: number;
   created_at: number;
   updated_at: number;
   expires_at: number;
@@ -290,6 +291,7 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
         agent_result_json TEXT,
         error_code TEXT,
         attempt_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
         created_at INTEGER NOT NULL,
         updated_at INTEGER NOT NULL,
         expires_at INTEGER NOT NULL,
@@ -392,12 +394,12 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
       if (run.used_calls >= run.budget_calls) return refusal("RUN_BUDGET_EXHAUSTED");
       // The record's own times agree (expiresAt = createdAt + TTL, both on the caller's clock, as
       // UpstashStore writes them); this store's clock decides when that time has come.
-      const record = projectingRecord(request, request.now + request.ttlMs);
+      const seq = run.used_calls + 1;
+      const record = projectingRecord(request, request.now + request.ttlMs, seq);
       setOwnBudget(used, request.toolName, toolUsed + 1);
       const usedPerTool = JSON.stringify(used);
       checkRowBytes("run", run.budget_per_tool, usedPerTool, run.seal_json ?? "");
       this.#putRecord(record);
-      const seq = run.used_calls + 1;
       this.#exec(
         `INSERT INTO ${this.#t.calls} (run_id, tool_call_id, seq, request_digest, attempt_id)
         VALUES (?, ?, ?, ?, ?)`,
@@ -853,10 +855,10 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
     checkRecordBytes(record);
     this.#exec(
       `INSERT OR REPLACE INTO ${this.#t.records} (run_id, tool_call_id, tool_name, status,
-        evidence, request_json, raw_json, agent_result_json, error_code, attempt_id, created_at,
-        updated_at, expires_at, failure_name, failure_message, proof_hash, proof_sig,
+        evidence, request_json, raw_json, agent_result_json, error_code, attempt_id, seq,
+        created_at, updated_at, expires_at, failure_name, failure_message, proof_hash, proof_sig,
         proof_key_id)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL)`,
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL)`,
       record.runId,
       record.toolCallId,
       record.toolName,
@@ -867,6 +869,7 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
       record.agentResultJson,
       record.errorCode,
       record.attemptId,
+      record.seq,
       record.createdAt,
       record.updatedAt,
       record.expiresAt,
@@ -968,6 +971,7 @@ function recordOf(row: RecordRow): StoredRecord {
     agentResultJson: row.agent_result_json,
     errorCode: row.error_code as StoredRecord["errorCode"],
     attemptId: row.attempt_id,
+    seq: row.seq,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     expiresAt: row.expires_at,

@@ -74,7 +74,7 @@ function isFailure(value: unknown): boolean {
  * const begun = projectingRecord({
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
  *   attemptId: "a1", ttlMs: 1_000, now: 0,
- * }, 1_000);
+ * }, 1_000, 1);
  * const done = applyOutcome(begun, { status: "ERROR", errorCode: "TOOL_TIMEOUT", rawJson: null }, 5);
  * assert.deepEqual([done.status, done.evidence, done.errorCode, done.updatedAt], ["ERROR", "ERROR", "TOOL_TIMEOUT", 5]);
  * ```
@@ -132,7 +132,7 @@ function withoutFailure(record: StoredRecord): Omit<StoredRecord, "failure"> {
  * const begun = projectingRecord({
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
  *   attemptId: "a1", ttlMs: 1_000, now: 0,
- * }, 1_000);
+ * }, 1_000, 1);
  * const failed = { status: "ERROR", errorCode: "TOOL_TIMEOUT", rawJson: null } as const;
  * const done = applyOutcome(begun, failed, 5);
  * assert.equal(isSameOutcome(done, failed), true);
@@ -163,7 +163,7 @@ export function isSameOutcome(record: StoredRecord, outcome: CompleteOutcome): b
  * const begun = projectingRecord({
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
  *   attemptId: "a1", ttlMs: 1_000, now: 0,
- * }, 1_000);
+ * }, 1_000, 1);
  * const request = {
  *   runId: "r1", toolCallId: "call_1", attemptId: "a1", now: 5,
  *   outcome: { status: "ERROR", errorCode: "TOOL_TIMEOUT", rawJson: null },

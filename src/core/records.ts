@@ -11,6 +11,7 @@ import type { BeginRequest, FactRow, StoredRecord } from "./store.ts";
  *
  * @param request The begin request.
  * @param expiresAt Epoch ms when the record expires, as the store fixes it at creation.
+ * @param seq The call's position in its run (the run's `used.calls` after this begin).
  * @returns The new record.
  *
  * @example
@@ -20,12 +21,17 @@ import type { BeginRequest, FactRow, StoredRecord } from "./store.ts";
  * const record = projectingRecord({
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
  *   attemptId: "a1", ttlMs: 1_000, now: 0,
- * }, 1_000);
+ * }, 1_000, 1);
  * assert.equal(record.status, "PROJECTING");
+ * assert.equal(record.seq, 1);
  * assert.equal(record.expiresAt, 1_000);
  * ```
  */
-export function projectingRecord(request: BeginRequest, expiresAt: number): StoredRecord {
+export function projectingRecord(
+  request: BeginRequest,
+  expiresAt: number,
+  seq: number,
+): StoredRecord {
   return {
     runId: request.runId,
     toolCallId: request.toolCallId,
@@ -37,6 +43,7 @@ export function projectingRecord(request: BeginRequest, expiresAt: number): Stor
     agentResultJson: null,
     errorCode: null,
     attemptId: request.attemptId,
+    seq,
     createdAt: request.now,
     updatedAt: request.now,
     expiresAt,
@@ -58,7 +65,7 @@ export function projectingRecord(request: BeginRequest, expiresAt: number): Stor
  * const projecting = projectingRecord({
  *   runId: "r1", toolCallId: "call_1", toolName: "t", requestJson: "{}", requestDigest: "d",
  *   attemptId: "a1", ttlMs: 1_000, now: 0,
- * }, 1_000);
+ * }, 1_000, 1);
  * assert.equal(factRowOf(projecting), null);
  * const ready = {
  *   ...projecting,

@@ -103,6 +103,11 @@ export interface StoredRecord {
   errorCode: ErrorCode | null;
   /** The attempt that created the record. */
   attemptId: string;
+  /**
+   * The call's position in its run: 1, 2, 3, ... in begin order, assigned by the begin that
+   * created the record (the run's `used.calls` after it).
+   */
+  seq: number;
   /** Epoch ms of creation. */
   createdAt: number;
   /** Epoch ms of the last transition. */

@@ -172,6 +172,11 @@ export interface CanonicalRecord {
   agentResult: Projection | null;
   /** The error code when ERROR, else `null`. */
   errorCode: ErrorCode | null;
+  /**
+   * The call's position in its run: 1, 2, 3, ... in begin order, assigned atomically by the
+   * store's begin. Covered by the record's proof, so a gap or a swap in a bundle shows.
+   */
+  seq: number;
   /** Epoch ms when the record was created (PROJECTING). */
   createdAt: number;
   /** Epoch ms of the last transition. */

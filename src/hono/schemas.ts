@@ -256,6 +256,10 @@ export const CanonicalRecordSchema: v.GenericSchema<CanonicalRecord> = schemaOf<
   raw: v.exactOptional(json),
   agentResult: v.nullable(v.object({ evidence: projected, scope: v.string(), content: json })),
   errorCode: v.nullable(v.picklist(ERROR_CODES)),
+  seq: v.pipe(
+    count(1),
+    v.description("The call's position in its run: 1, 2, 3, ... in begin order."),
+  ),
   createdAt: epochMs,
   updatedAt: epochMs,
   expiresAt: epochMs,
@@ -390,6 +394,10 @@ export const VerdictSchema: v.GenericSchema<Verdict> = schemaOf<Verdict>()(v.obj
         "OTHER_RUN",
         "BAD_TIMESTAMP",
       ]),
+      seq: v.exactOptional(v.pipe(
+        count(1),
+        v.description("Of a call missing from a run not yet sealed: its position in the run."),
+      )),
     }),
   ])),
 }));

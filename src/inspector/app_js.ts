@@ -696,7 +696,7 @@ export const INSPECTOR_MAIN_JS: string = [
   '        verdictLine.textContent = "Verdict: verifies" + (found.sealed === true ? ", sealed, " : ", not sealed yet, ") + String(found.calls) + " call" + (found.calls === 1 ? "" : "s") + ".";',
   '        verdictLine.dataset.verdict = "ok";',
   "      } else {",
-  '        verdictLine.textContent = "Verdict: does not verify: " + String(found.reason) + (typeof found.toolCallId === "string" ? " at " + found.toolCallId : "") + ".";',
+  '        verdictLine.textContent = "Verdict: does not verify: " + String(found.reason) + (typeof found.toolCallId === "string" ? " at " + found.toolCallId : typeof found.seq === "number" ? " at call #" + found.seq + " of the run" : "") + ".";',
   '        verdictLine.dataset.verdict = "failed";',
   "      }",
   "    } else {",

@@ -909,7 +909,12 @@ export function inspectorMain(config: InspectorConfig): void {
         verdictLine.dataset.verdict = "ok";
       } else {
         verdictLine.textContent = "Verdict: does not verify: " + String(found.reason) +
-          (typeof found.toolCallId === "string" ? " at " + found.toolCallId : "") + ".";
+          (typeof found.toolCallId === "string"
+            ? " at " + found.toolCallId
+            : typeof found.seq === "number"
+            ? " at call #" + found.seq + " of the run"
+            : "") +
+          ".";
         verdictLine.dataset.verdict = "failed";
       }
     } else {

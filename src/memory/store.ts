@@ -293,7 +293,7 @@ export class MemoryStore implements Store, CallIndex, RunIndex, RunSeal {
     if (this.#recordCount >= this.#maxRecords) {
       return Promise.reject(new Error("MemoryStore is full: maxRecords reached"));
     }
-    const record = projectingRecord(request, now + request.ttlMs);
+    const record = projectingRecord(request, now + request.ttlMs, state.used.calls + 1);
     let inRun = this.#records.get(request.runId);
     if (inRun === undefined) this.#records.set(request.runId, inRun = new IdTable());
     inRun.set(request.toolCallId, record);
@@ -308,7 +308,7 @@ export class MemoryStore implements Store, CallIndex, RunIndex, RunSeal {
       toolCallId: request.toolCallId,
       digest: pending ?? request.requestDigest,
       attemptId: request.attemptId,
-      seq: state.used.calls,
+      seq: record.seq,
     });
     setOwnBudget(state.used.perTool, request.toolName, toolUsed + 1);
     return Promise.resolve({ ok: true, record: { ...record }, run: run.begunRun });

@@ -21,7 +21,7 @@
  * };
  * assert.equal(checkBeginRequest(request), null);
  * assert.equal(checkBeginRequest({ ...request, toolCallId: "no spaces" }), "INVALID_TOOL_CALL_ID");
- * const record = projectingRecord(request, request.now + request.ttlMs);
+ * const record = projectingRecord(request, request.now + request.ttlMs, 1);
  * assert.equal(record.status, "PROJECTING");
  * ```
  *

@@ -107,6 +107,7 @@ export function toRecord(reply: Reply): StoredRecord {
     agentResultJson: at("agentResultJson") ?? null,
     errorCode: (at("errorCode") ?? null) as ErrorCode | null,
     attemptId: text(at("attemptId")),
+    seq: int(at("seq")),
     createdAt: int(at("createdAt")),
     updatedAt: int(at("updatedAt")),
     expiresAt: int(at("expiresAt")),

@@ -55,6 +55,7 @@ export const RECORD_FIELDS = [
   "agentResultJson",
   "errorCode",
   "attemptId",
+  "seq",
   "createdAt",
   "updatedAt",
   "expiresAt",
@@ -66,7 +67,13 @@ export const RECORD_FIELDS = [
  * Fields `complete` returns: those of the record its request does not carry. `updatedAt` follows
  * them only when the record was already complete (a retry), as the request's `now` is not it then.
  */
-export const COMPLETE_FIELDS = ["toolName", "requestJson", "createdAt", "expiresAt"] as const;
+export const COMPLETE_FIELDS = [
+  "toolName",
+  "requestJson",
+  "createdAt",
+  "expiresAt",
+  "seq",
+] as const;
 
 /** Fields `readFacts` returns per row: never the request or the raw response. */
 export const FACT_FIELDS = ["toolCallId", "toolName", "evidence", "agentResultJson", "updatedAt"];
@@ -271,7 +278,7 @@ export const BEGIN: LuaScript = {
 -- ARGV[5]  attemptId      ARGV[6] ttlMs         ARGV[7] now          ARGV[8] expiresAt (now + ttlMs)
 -- ARGV[9]  requestDigest  ARGV[10] '1' to carry the record in DUPLICATE_TOOL_CALL (replay), '0' not
 -- ARGV[11] the instance asked for: the run's startedAt, or '' for whichever lives
--- Reply: ["OK", deadline, startedAt] when created (the caller knows every record field)
+-- Reply: ["OK", deadline, startedAt, seq] when created (the caller knows every other field)
 --      | ["OK", deadline, startedAt, <${RECORD_FIELDS.length} record fields>] for a repeat of the same attempt
 --      | ["DUPLICATE_TOOL_CALL", "REPLAY", <${RECORD_FIELDS.length} record fields, or none once it expired>] with ARGV[10] '1'
 --      | ["RUN_NOT_FOUND" | "RUN_INACTIVE" | "DEADLINE_EXCEEDED" | "DUPLICATE_TOOL_CALL"
@@ -317,14 +324,16 @@ if run[5] and tonumber(run[6] or '0') >= tonumber(run[5]) then
   return ${fixed("TOOL_BUDGET_EXHAUSTED")}
 end
 if tonumber(run[4]) >= tonumber(run[3]) then return ${fixed("RUN_BUDGET_EXHAUSTED")} end
+-- The call's position in the run: the count of calls begun, this one included. '%d' prints the
+-- counters exactly (they stay far below 2^53).
+local seq = string.format('%d', tonumber(run[4]) + 1)
 redis.call('HSET', KEYS[2], 'runId', ARGV[1], 'toolCallId', ARGV[2], 'toolName', ARGV[3],
-  'status', 'PROJECTING', 'requestJson', ARGV[4], 'attemptId', ARGV[5],
+  'status', 'PROJECTING', 'requestJson', ARGV[4], 'attemptId', ARGV[5], 'seq', seq,
   'createdAt', ARGV[7], 'updatedAt', ARGV[7], 'expiresAt', ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
--- Both counters and the begun key in one write; '%d' prints the counters exactly (they stay far
--- below 2^53). Cut off before it, the record exists unmarked: it expires with its TTL, and the
--- same attempt begins again (its budget counted then, once).
-local seq = string.format('%d', tonumber(run[4]) + 1)
+-- Both counters and the begun key in one write. Cut off before it, the record exists unmarked:
+-- it expires with its TTL, and the same attempt begins again (its budget counted then, once, and
+-- its position the same).
 local set = {'used', seq, 'u:' .. ARGV[3], string.format('%d', tonumber(run[6] or '0') + 1),
   'c:' .. ARGV[2], seq .. ':' .. ARGV[5] .. ':' .. ARGV[9]}
 -- A tool's first call (no budget, no count yet) adds its name to the tools a run read looks up,
@@ -335,7 +344,7 @@ if run[9] and not run[5] and not run[6] then
     or (string.sub(run[9], 1, -2) .. ',' .. cjson.encode(ARGV[3]) .. ']')
 end
 redis.call('HSET', KEYS[1], unpack(set))
-return cjson.encode({'OK', run[2], run[10]})
+return cjson.encode({'OK', run[2], run[10], seq})
 `,
 };
 

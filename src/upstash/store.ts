@@ -310,9 +310,9 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
       // The run's deadline and start, then (for a repeat of an attempt that already ran) the
       // record as stored.
       const run = { deadline: int(reply[1]), startedAt: int(reply[2]) };
-      if (reply.length === 3) {
-        // Created: every record field is the request's.
-        return { ok: true, run, record: projectingRecord(request, expiresAt) };
+      if (reply.length === 4) {
+        // Created: every record field but its position is the request's.
+        return { ok: true, run, record: projectingRecord(request, expiresAt, int(reply[3])) };
       }
       return { ok: true, run, record: toRecord(reply.slice(2)) };
     });
@@ -359,7 +359,7 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
     // The reply carries only the fields the request does not: the script checked that the
     // attempt, the status, the evidence, the error code and the payloads stored are the ones sent.
     const record = this.#parse((): StoredRecord => {
-      const [, toolName, requestJson, createdAt, expiresAt, updatedAt, storedProof] = reply;
+      const [, toolName, requestJson, createdAt, expiresAt, seq, updatedAt, storedProof] = reply;
       const width = COMPLETE_FIELDS.length + 1;
       if (!valid || (reply.length !== width && reply.length !== width + 2)) throw unreadable();
       const begun: StoredRecord = {
@@ -373,6 +373,7 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
         agentResultJson: null,
         errorCode: null,
         attemptId: request.attemptId,
+        seq: int(seq),
         createdAt: int(createdAt),
         updatedAt: int(createdAt),
         expiresAt: int(expiresAt),

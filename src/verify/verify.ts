@@ -55,10 +55,15 @@ export type RunVerdict =
   | {
     /** A check failed. */
     ok: false;
-    /** The first call that differs, or `null` when the run, the receipt or the facts do. */
+    /**
+     * The first call that differs, or `null` when the run, the receipt or the facts do, or when
+     * a call of an unsealed run is missing (its ID is unknown: `seq` names it).
+     */
     toolCallId: string | null;
     /** What differs. */
     reason: VerifyReason;
+    /** Of a call missing from an unsealed run: its position in the run, the first one absent. */
+    seq?: number;
   };
 
 /** Options of {@linkcode verifyRun}. */
@@ -267,8 +272,36 @@ async function verifyUnsealed(
       return fail(id, problem);
     }
   }
+  const gap = checkPositions(records);
+  if (gap !== null) return gap;
   if (facts !== null && facts !== undefined) return fail(null, "FACTS_ALTERED");
   return { ok: true, sealed: false, calls: records.length };
+}
+
+/**
+ * The positions of an unsealed run's records, each one's proof already checked: begin numbered
+ * the calls 1, 2, 3, ... and the bundle lists them in that order, so the n-th record has `seq`
+ * n. A number not given to any record is a call taken out (MISSING, the first such `seq`); a
+ * record out of its place is REORDERED; two records of one number, one of them INSERTED. Calls
+ * begun after the last record cannot show here (docs/proof.md: what still needs a witness).
+ */
+function checkPositions(records: Obj[]): RunVerdict | null {
+  const owner = new Map<number, string>();
+  let last = 0;
+  for (const record of records) {
+    const id = record.toolCallId as string, seq = record.seq;
+    if (!Number.isSafeInteger(seq) || (seq as number) < 1) return fail(id, "ALTERED");
+    if (owner.has(seq as number)) return fail(id, "INSERTED");
+    owner.set(seq as number, id);
+    last = Math.max(last, seq as number);
+  }
+  for (let seq = 1; seq <= last; seq++) {
+    if (!owner.has(seq)) return { ok: false, toolCallId: null, reason: "MISSING", seq };
+  }
+  for (let i = 0; i < records.length; i++) {
+    if (records[i]!.seq !== i + 1) return fail(owner.get(i + 1)!, "REORDERED");
+  }
+  return null;
 }
 
 async function verifySealed(

@@ -231,6 +231,30 @@ for (const { name, open } of STORES) {
         toolCallId: null,
         reason: "FACTS_ALTERED",
       });
+      // Before the seal, each record's signed position shows a gap or a move.
+      const middle = { ...bundle, records: bundle.records.filter((_, i) => i !== 1) };
+      assert.deepEqual(await verifyRun(middle, keys.publicKey), {
+        ok: false,
+        toolCallId: null,
+        reason: "MISSING",
+        seq: 2,
+      });
+      const swapped = {
+        ...bundle,
+        records: [bundle.records[0]!, bundle.records[2]!, bundle.records[1]!],
+      };
+      assert.deepEqual(await verifyRun(swapped, keys.publicKey), {
+        ok: false,
+        toolCallId: "call_boom",
+        reason: "REORDERED",
+      });
+      const renumbered = structuredClone(bundle);
+      renumbered.records[2]!.seq = 4;
+      assert.deepEqual(await verifyRun(renumbered, keys.publicKey), {
+        ok: false,
+        toolCallId: "call_b",
+        reason: "ALTERED",
+      });
     } finally {
       await close();
     }

@@ -280,6 +280,49 @@ for (const { name, open } of OPERATORS) {
     }
   });
 
+  Deno.test(`${name}: before the seal, a record deleted from the middle or moved in the store shows by its position`, async () => {
+    const op = await open();
+    try {
+      const check = async (edit: (runId: string) => Promise<void>) => {
+        const { boundary, runId } = await sealedRun(op.store, { end: false });
+        await edit(runId);
+        return await verifyRun(await boundary.exportRun(runId), keys.publicKey);
+      };
+      // The ID of a call taken out is not known before the seal: its position is.
+      assert.deepEqual(await check((runId) => op.deleteRecord(runId, "call_boom")), {
+        ok: false,
+        toolCallId: null,
+        reason: "MISSING",
+        seq: 2,
+      });
+      assert.deepEqual(await check((runId) => op.deleteRecord(runId, "call_a")), {
+        ok: false,
+        toolCallId: null,
+        reason: "MISSING",
+        seq: 1,
+      });
+      assert.deepEqual(await check((runId) => op.swap(runId, "call_a", "call_b")), {
+        ok: false,
+        toolCallId: "call_a",
+        reason: "REORDERED",
+      });
+      // The last call taken out leaves no gap: what still needs a witness (docs/proof.md).
+      assert.deepEqual(await check((runId) => op.deleteRecord(runId, "call_b")), {
+        ok: true,
+        sealed: false,
+        calls: 2,
+      });
+      // The position is signed: rewritten in the store, the record is ALTERED.
+      assert.deepEqual(await check((runId) => op.setField(runId, "call_boom", "seq", "3")), {
+        ok: false,
+        toolCallId: "call_boom",
+        reason: "ALTERED",
+      });
+    } finally {
+      await op.close();
+    }
+  });
+
   Deno.test(`${name}: verifyRun() refuses a sealed bundle whose in-flight record lost its proof or was swapped`, async () => {
     const op = await open();
     try {

@@ -81,6 +81,7 @@ export function toCanonicalRecord(stored: StoredRecord): CanonicalRecord {
       ? null
       : payload<Projection>(stored, stored.agentResultJson),
     errorCode: stored.errorCode,
+    seq: stored.seq,
     createdAt: stored.createdAt,
     updatedAt: stored.updatedAt,
     expiresAt: stored.expiresAt,

@@ -115,6 +115,7 @@ export function callIndexCases(storeSuite: Suite<StoreContext>): void {
       });
       const first = await store.lookupCall(runId, "call_first");
       assert.equal(first?.call?.seq, 1);
+      assert.equal(first?.record?.seq, 1, "the record holds the position its key was given");
       assert.equal(first?.record?.status, "READY");
       assert.deepEqual(await store.lookupCall(runId, "call_never"), { call: null, record: null });
       assert.deepEqual(await store.lookupCall(runId, "call_foreign"), { call: null, record: null });

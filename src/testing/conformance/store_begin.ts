@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { type StoreContext, type Suite, uniqueId } from "./context.ts";
-import { assertAbsent, beginRequest, storeRun } from "./helpers.ts";
+import { assertAbsent, beginRequest, READY, storeRun } from "./helpers.ts";
 
 /** Registers the begin cases of the `Store` contract. */
 export function storeBeginCases(suite: Suite<StoreContext>): void {
@@ -34,6 +34,41 @@ export function storeBeginCases(suite: Suite<StoreContext>): void {
       assert.equal(record.expiresAt - record.createdAt, request.ttlMs);
       const used = (await store.getRun(runId))?.used;
       assert.deepEqual(used, { calls: 1, perTool: { fake_success: 1 } });
+    },
+  );
+
+  suite.test(
+    "begin() numbers a run's calls 1, 2, 3 in begin order; a refusal takes no number, a repeat and a complete keep it",
+    async ({ store, clock }) => {
+      const runId = await storeRun(store, clock);
+      const first = beginRequest(runId, "call_a", clock);
+      const a = await store.begin(first);
+      assert.ok(a.ok);
+      assert.equal(a.record.seq, 1);
+      const refused = await store.begin(beginRequest(runId, "call_a", clock));
+      assert.deepEqual(refused, { ok: false, code: "DUPLICATE_TOOL_CALL" });
+      const b = await store.begin(beginRequest(runId, "call_b", clock));
+      assert.ok(b.ok);
+      assert.equal(b.record.seq, 2, "the refusal took no number");
+      const repeat = await store.begin(first);
+      assert.ok(repeat.ok);
+      assert.equal(repeat.record.seq, 1, "a repeat of the attempt is the same begin");
+      const done = await store.complete({
+        runId,
+        toolCallId: "call_a",
+        attemptId: first.attemptId,
+        outcome: READY,
+        now: clock(),
+      });
+      assert.ok(done.ok);
+      assert.equal(done.record.seq, 1);
+      assert.equal((await store.get(runId, "call_a"))?.seq, 1);
+      assert.equal((await store.get(runId, "call_b"))?.seq, 2);
+      const c = await store.begin(beginRequest(runId, "call_c", clock));
+      assert.equal(c.ok && c.record.seq, 3);
+      const otherRun = await storeRun(store, clock);
+      const other = await store.begin(beginRequest(otherRun, "call_a", clock));
+      assert.equal(other.ok && other.record.seq, 1, "each run counts from 1");
     },
   );
 

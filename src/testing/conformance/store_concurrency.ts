@@ -23,6 +23,22 @@ export function storeConcurrencyCases(suite: Suite<StoreContext>): void {
   );
 
   suite.test(
+    "begin() gives 40 concurrent begins of one run the positions 1 to 40, each once",
+    async ({ store, clock }) => {
+      const runId = await storeRun(store, clock);
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => store.begin(beginRequest(runId, `call_${i}`, clock))),
+      );
+      const positions = results.map((r) => r.ok ? r.record.seq : 0).sort((x, y) => x - y);
+      assert.deepEqual(positions, Array.from({ length: 40 }, (_, i) => i + 1));
+      for (let i = 0; i < 40; i++) {
+        const begun = results[i]!;
+        assert.equal((await store.get(runId, `call_${i}`))?.seq, begun.ok && begun.record.seq);
+      }
+    },
+  );
+
+  suite.test(
     "begin() lets exactly 7 of 60 concurrent calls begin against a run budget of 7",
     async ({ store, clock }) => {
       const runId = await storeRun(store, clock, { calls: 7, perTool: {} });
