@@ -23,9 +23,11 @@
  * for (const id of ["call_1", "call_2"]) {
  *   await boundary.invoke(run, { toolCallId: id, runId: run.runId, toolName: "echo", input: {} });
  * }
- * // Before the end: each record's own signature.
- * assert.deepEqual(await verifyRun(await boundary.exportRun(run.runId), keys.publicKey), {
- *   ok: true, sealed: false, calls: 2,
+ * // Before the end: each record's own signature, and its signed position in the run.
+ * const open = await boundary.exportRun(run.runId);
+ * assert.deepEqual(await verifyRun(open, keys.publicKey), { ok: true, sealed: false, calls: 2 });
+ * assert.deepEqual(await verifyRun({ ...open, records: [open.records[1]] }, keys.publicKey), {
+ *   ok: false, toolCallId: null, reason: "MISSING", seq: 1,
  * });
  * await boundary.endRun(run);
  * const bundle = await boundary.exportRun(run.runId);
