@@ -107,7 +107,8 @@ export function toRecord(reply: Reply): StoredRecord {
     agentResultJson: at("agentResultJson") ?? null,
     errorCode: (at("errorCode") ?? null) as ErrorCode | null,
     attemptId: text(at("attemptId")),
-    seq: int(at("seq")),
+    // A record begun by the earlier layout has no position.
+    seq: at("seq") == null ? 0 : int(at("seq")),
     createdAt: int(at("createdAt")),
     updatedAt: int(at("updatedAt")),
     expiresAt: int(at("expiresAt")),

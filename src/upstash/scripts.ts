@@ -407,7 +407,10 @@ elseif status == 'ERROR' and ARGV[6] ~= '' then
 else
   return ${fixed("ILLEGAL_TRANSITION")}
 end
-local reply = {'OK', ${COMPLETE_FIELDS.map((f) => c(f)).join(", ")}}
+-- A record begun by the earlier layout has no position: '0'.
+local reply = {'OK', ${
+    COMPLETE_FIELDS.map((f) => f === "seq" ? `${c(f)} or '0'` : c(f)).join(", ")
+  }}
 if ${c("status")} ~= 'PROJECTING' then
   -- A retry of this very complete returns the record again; anything else is refused.
   if ${c("status")} == status and ${c("evidence")} == evidence and ${c("errorCode")} == code and ${

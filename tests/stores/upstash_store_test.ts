@@ -383,6 +383,9 @@ Deno.test("UpstashStore: a run started by the earlier layout (begun set, no inde
     for (const [toolCallId, attemptId] of completes) {
       const done = await store.complete({ runId, toolCallId, attemptId, outcome: READY, now });
       assert.ok(done.ok, toolCallId);
+      // The earlier layout kept no position.
+      assert.equal(done.record.seq, toolCallId === "call_old" ? 0 : 2, toolCallId);
+      assert.equal((await store.get(runId, toolCallId))?.seq, done.record.seq);
     }
     const entries = await fixture.direct(["LRANGE", keys.progress, "0", "-1"]) as string[];
     assert.deepEqual(entries, [

@@ -97,8 +97,8 @@ Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begi
     assert.ok(begun.ok);
     assert.equal(
       last(),
-      `["OK","${run.deadline}","${run.startedAt}"]`,
-      "a new record: the caller knows every field; the run's deadline and start it may not",
+      `["OK","${run.deadline}","${run.startedAt}","1"]`,
+      "a new record: the caller knows every field but its position; the run's deadline and start it may not",
     );
     assert.deepEqual(begun.run, { deadline: run.deadline, startedAt: run.startedAt });
 
@@ -117,6 +117,7 @@ Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begi
       requestJson,
       String(now),
       String(now + 60_000),
+      "1",
     ], "complete sends back neither the payloads nor anything else the request carries");
     const stored = await store.get(runId, "call_1");
     assert.deepEqual(done.record, stored, "the merged record is the stored one");
@@ -125,7 +126,7 @@ Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begi
     const again = await store.complete({ ...request, now: now + 999 });
     assert.deepEqual(again, { ok: true, record: stored });
     // The stored updatedAt and the stored proof (false: none).
-    assert.equal(JSON.parse(last() as string).length, 7);
+    assert.equal(JSON.parse(last() as string).length, 8);
 
     // Refusals are one code.
     assert.deepEqual(await store.complete({ ...request, attemptId: "other" }), {
