@@ -152,7 +152,11 @@ export interface CreateAppOptions {
   toolCallBodyBytes?: number;
   /** OpenAPI `info`. @default { title: "tool-boundary", version: "0.1.0" } */
   info?: { title: string; version: string };
-  /** Receives unexpected errors (500s and store failures) for logs; never shown to a client. */
+  /**
+   * Receives unexpected errors (500s) and the failures of the services behind a 503 (the store,
+   * the timestamp authority, the archive: STORE_UNAVAILABLE, TIMESTAMP_UNAVAILABLE,
+   * ARCHIVE_UNAVAILABLE) for logs; never shown to a client.
+   */
   onError?: (error: unknown, requestId: string) => void;
   /**
    * The server secret (at least 32 characters; the same on every instance): signs run tokens
@@ -358,7 +362,9 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   /** The answer to an error a route threw: its code, or INTERNAL_ERROR (and the log hook). */
   const answerError = (error: Error, c: Context<AppEnv>): Response => {
     if (error instanceof BoundaryError) {
-      if (error.code === "STORE_UNAVAILABLE") report(error, c);
+      // A service that did not answer (the store, a timestamp authority, an archive): the
+      // operator's to see, as the client gets only the code.
+      if (HTTP_STATUS_BY_CODE[error.code] === 503) report(error, c);
       return errorResponse(c, error.code);
     }
     if (error instanceof HTTPException) {

@@ -436,7 +436,8 @@ export const ROUTES: readonly Route[] = [
     operationId: "endRun",
     summary: "End a run and get its observed facts.",
     access: "harness",
-    responses: { 200: "RunEnd", 400: "Error", 404: "Error" },
+    // 503: the store, the timestamp authority or the archive did not answer (a repeat is safe).
+    responses: { 200: "RunEnd", 400: "Error", 404: "Error", 503: "Error" },
     handle: async (c, { boundary }) => {
       const report = await boundary.endRunReport(c.req.param("runId")!);
       return c.json(report, 200);

@@ -375,15 +375,16 @@ Deno.test("memoryArchive() keeps the first bundle of a run: the same bytes again
   assert.equal(await archive.get("run-2"), null);
 });
 
-Deno.test("POST /v1/runs/:runId/end with the archive down is 503 ARCHIVE_UNAVAILABLE; the next end writes it", async () => {
+Deno.test("POST /v1/runs/:runId/end with the archive down is 503 ARCHIVE_UNAVAILABLE, reported to onError; the next end writes it", async () => {
   const { archive, seen, kept } = countingArchive();
   const boundary = new ToolBoundary({ tools: [lookup], ledgerKey: keys.privateKey, archive });
   const harness = { authorization: "Bearer harness-token-0123456789abcdef" };
+  const reported: unknown[] = [];
   const app = createApp({
     boundary,
     agentToken: "agent-token-0123456789abcdef",
     harnessToken: "harness-token-0123456789abcdef",
-    onError: () => {},
+    onError: (error) => reported.push(error),
   });
   const run = await boundary.startRun();
   await boundary.invoke(run, {
@@ -400,6 +401,9 @@ Deno.test("POST /v1/runs/:runId/end with the archive down is 503 ARCHIVE_UNAVAIL
     code: "ARCHIVE_UNAVAILABLE",
     message: ERROR_MESSAGES.ARCHIVE_UNAVAILABLE,
   });
+  // The operator sees what failed; the client only the code.
+  assert.equal(reported.length, 1);
+  assert.equal((reported[0] as { code?: string }).code, "ARCHIVE_UNAVAILABLE");
   const sealed = await boundary.exportRun(run.runId);
   assert.ok(sealed.receipt !== null);
   seen.down = false;
