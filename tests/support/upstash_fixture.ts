@@ -18,6 +18,7 @@
  * @module
  */
 import { Redis, type RedisConfigNodejs } from "@upstash/redis";
+import { type GopherLua, startGopherLua } from "./gopher_lua.ts";
 import { type RedisServer, startRedisServer } from "./redis_server.ts";
 import { type RespConnection, RespError } from "./resp.ts";
 import { startUpstashEndpoint, type UpstashEndpoint } from "./upstash_endpoint.ts";
@@ -30,7 +31,17 @@ export interface UpstashFixtureOptions {
   token?: string;
   /** The endpoint's max request size in bytes. @default 10485760, Upstash's */
   maxRequestBytes?: number;
+  /**
+   * What runs the scripts: redis-server's own Lua, or gopher-lua (the Go Lua VM Upstash runs
+   * scripts on), through `tests/support/gopher_lua/main.go` between the endpoint and
+   * redis-server. `direct()`, `monitor()` and `server` reach redis-server itself either way.
+   * @default "redis"
+   */
+  engine?: ScriptEngine;
 }
+
+/** What runs the scripts a fixture's endpoint passes on: see `UpstashFixtureOptions.engine`. */
+export type ScriptEngine = "redis" | "gopher-lua";
 
 /** A redis-server, the REST endpoint in front of it, and ways to talk to both. */
 export interface UpstashFixture {
@@ -65,7 +76,20 @@ export async function startUpstashFixture(
   options: UpstashFixtureOptions = {},
 ): Promise<UpstashFixture> {
   const server = await startRedisServer({ cluster: options.cluster ?? false });
-  return fixtureOn(server, options, () => server.stop());
+  if (options.engine !== "gopher-lua") {
+    return fixtureOn(server, options, () => server.connect(), () => server.stop());
+  }
+  let engine: GopherLua;
+  try {
+    engine = await startGopherLua(server.port);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  return fixtureOn(server, options, () => engine.connect(), async () => {
+    await engine.stop();
+    await server.stop();
+  });
 }
 
 /** Options of {@linkcode startSharedUpstashFixture}: those of the endpoint. */
@@ -79,6 +103,8 @@ interface Shared {
   /** Its settings as started, which no fixture may leave changed. */
   settings: string;
   held: boolean;
+  /** The gopher-lua proxy in front of it, started by the first fixture that asks for it. */
+  gopherLua?: Promise<GopherLua>;
 }
 
 let shared: Promise<Shared> | undefined;
@@ -109,14 +135,29 @@ export async function startSharedUpstashFixture(
   const base = await shared;
   if (base.held) return startUpstashFixture(options);
   base.held = true;
+  let connect: () => Promise<RespConnection>;
   try {
     await empty(base.control);
+    if (options.engine === "gopher-lua") {
+      const engine = await gopherLuaOf(base);
+      // Its scripts too: a fresh server has none.
+      const conn = await engine.connect();
+      try {
+        const reply = await conn.command(["SCRIPT", "FLUSH"]);
+        if (reply instanceof RespError) throw new Error(`SCRIPT FLUSH failed: ${reply.text}`);
+      } finally {
+        await conn.close();
+      }
+      connect = () => engine.connect();
+    } else {
+      connect = () => base.server.connect();
+    }
   } catch (error) {
     base.held = false;
     throw error;
   }
   let released = false;
-  return fixtureOn(sharedView(base.server), options, async () => {
+  return fixtureOn(sharedView(base.server), options, connect, async () => {
     // A second stop() must not release the server again: another fixture may hold it by then.
     if (released) return;
     released = true;
@@ -144,6 +185,18 @@ export function withSharedUpstashFixture(
   options: SharedUpstashFixtureOptions = {},
 ): Promise<void> {
   return using(startSharedUpstashFixture(options), fn);
+}
+
+/** The shared server's gopher-lua proxy, started once per module and stopped at `unload`. */
+function gopherLuaOf(base: Shared): Promise<GopherLua> {
+  base.gopherLua ??= startGopherLua(base.server.port).then((engine) => {
+    globalThis.addEventListener("unload", () => engine.stopNow());
+    return engine;
+  }).catch((error) => {
+    delete base.gopherLua;
+    throw error;
+  });
+  return base.gopherLua;
 }
 
 async function startShared(): Promise<Shared> {
@@ -212,14 +265,18 @@ function sharedView(server: RedisServer): RedisServer {
   };
 }
 
-/** A fixture on `server` with its own endpoint; `release` runs once all of it is closed. */
+/**
+ * A fixture on `server` with its own endpoint, which reaches the script engine with `connect`;
+ * `release` runs once all of it is closed.
+ */
 function fixtureOn(
   server: RedisServer,
   options: SharedUpstashFixtureOptions,
+  connect: () => Promise<RespConnection>,
   release: () => Promise<void>,
 ): UpstashFixture {
   const endpoint = startUpstashEndpoint({
-    connectRedis: () => server.connect(),
+    connectRedis: connect,
     ...(options.token === undefined ? {} : { token: options.token }),
     ...(options.maxRequestBytes === undefined ? {} : { maxRequestBytes: options.maxRequestBytes }),
   });
