@@ -253,6 +253,8 @@ type script struct {
 
 type commandInfo struct {
 	write, noscript bool
+	// Redis's arity: the exact count of arguments with the name, or at least -arity when negative.
+	arity int
 }
 
 type engine struct {
@@ -419,7 +421,7 @@ func (e *engine) loadCommands(u *upstream) error {
 		if entry.k != kArray || len(entry.a) < 3 {
 			continue
 		}
-		info := commandInfo{}
+		info := commandInfo{arity: int(entry.a[1].i)}
 		for _, flag := range entry.a[2].a {
 			switch flag.s {
 			case "write":
@@ -997,6 +999,26 @@ type session struct {
 	up     *upstream
 	multi  bool
 	queued [][]string
+	// A command refused while queuing: EXEC then discards the transaction, as Redis does.
+	dirty bool
+}
+
+// queueError is what Redis answers a command it refuses to queue (unknown, or a wrong number of
+// arguments), or ok false when it queues it.
+func (s *session) queueError(args []string) (value, bool) {
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	if err := s.e.loadCommands(s.up); err != nil {
+		return errorf("ERR %s", err.Error()), true
+	}
+	info, known := s.e.commands[strings.ToLower(args[0])]
+	if !known {
+		return errorf("ERR unknown command '%s'", args[0]), true
+	}
+	if (info.arity > 0 && len(args) != info.arity) || (info.arity < 0 && len(args) < -info.arity) {
+		return arity(args[0]), true
+	}
+	return value{}, false
 }
 
 // handle answers one command; a non-nil error closes the client's connection (redis-server
@@ -1007,8 +1029,11 @@ func (s *session) handle(args []string) (value, error) {
 		switch name {
 		case "EXEC":
 			s.multi = false
-			queued := s.queued
-			s.queued = nil
+			queued, dirty := s.queued, s.dirty
+			s.queued, s.dirty = nil, false
+			if dirty {
+				return errorf("EXECABORT Transaction discarded because of previous errors."), nil
+			}
 			s.e.mu.Lock()
 			defer s.e.mu.Unlock()
 			replies := make([]value, 0, len(queued))
@@ -1021,19 +1046,23 @@ func (s *session) handle(args []string) (value, error) {
 			}
 			return array(replies), nil
 		case "DISCARD":
-			s.multi, s.queued = false, nil
+			s.multi, s.queued, s.dirty = false, nil, false
 			return okValue(), nil
 		case "MULTI":
 			return errorf("ERR MULTI calls can not be nested"), nil
 		case "WATCH":
 			return errorf("ERR WATCH inside MULTI is not allowed"), nil
 		}
+		if refusal, refused := s.queueError(args); refused {
+			s.dirty = true
+			return refusal, nil
+		}
 		s.queued = append(s.queued, args)
 		return status("QUEUED"), nil
 	}
 	switch name {
 	case "MULTI":
-		s.multi, s.queued = true, nil
+		s.multi, s.queued, s.dirty = true, nil, false
 		return okValue(), nil
 	case "EXEC", "DISCARD":
 		return errorf("ERR %s without MULTI", name), nil
