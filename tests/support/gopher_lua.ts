@@ -62,20 +62,52 @@ async function build(): Promise<string> {
   const tmp = Deno.env.get("TMPDIR") ?? "/tmp";
   const dir = `${tmp}/tool-boundary-gopher-lua`;
   const binary = `${dir}/gopher-lua-redis-${hash}`;
-  try {
-    await Deno.stat(binary);
-    return binary;
-  } catch {
-    // not built yet
-  }
+  if (await exists(binary)) return binary;
   try {
     await Deno.stat(`${GOPATH}/src/github.com/yuin/gopher-lua/state.go`);
   } catch (error) {
     throw new Error(MISSING_LUA, { cause: error });
   }
   await Deno.mkdir(dir, { recursive: true });
-  // Another test process may build at the same time: each writes its own file, then renames it
-  // into place, so a binary at `binary` is always whole.
+  // Test modules running in parallel would each build it: the first takes the lock, the others
+  // wait for its binary (or for a stale lock, left by a killed build, to expire).
+  const lock = `${binary}.lock`;
+  const until = Date.now() + BUILD_WAIT_MS;
+  while (true) {
+    try {
+      (await Deno.open(lock, { createNew: true, write: true })).close();
+      break;
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    if (await exists(binary)) return binary;
+    const age = Date.now() - ((await Deno.stat(lock).catch(() => null))?.mtime?.getTime() ?? 0);
+    if (age > BUILD_WAIT_MS) await Deno.remove(lock).catch(() => {});
+    if (Date.now() > until) throw new Error(`Timed out waiting for the build of ${binary}`);
+  }
+  try {
+    if (await exists(binary)) return binary;
+    return await compile(dir, binary);
+  } finally {
+    await Deno.remove(lock).catch(() => {});
+  }
+}
+
+/** How long a build may take, and how long others wait for it. */
+const BUILD_WAIT_MS = 120_000;
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function compile(dir: string, binary: string): Promise<string> {
+  // Written whole, then renamed into place: a binary at `binary` is always complete.
   const partial = `${binary}.${crypto.randomUUID()}.tmp`;
   let output: Deno.CommandOutput;
   try {
