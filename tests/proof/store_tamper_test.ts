@@ -11,7 +11,7 @@ import { IdTable } from "../../src/memory/id_table.ts";
 import { memoryStateForTests } from "../../src/memory/state.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
 import { verifyRun } from "./_verify.ts";
-import { startUpstashFixture } from "../support/upstash_fixture.ts";
+import { type ScriptEngine, startUpstashFixture } from "../support/upstash_fixture.ts";
 import { recordHash } from "../../src/core/ledger.ts";
 import { UnreadableRecordError } from "../../src/core/run/inspect.ts";
 import { createApp } from "../../src/hono/mod.ts";
@@ -110,10 +110,22 @@ const OPERATORS: { name: string; open(): Promise<Operator> }[] = [
       });
     },
   },
-  {
-    name: "UpstashStore",
+  upstashOperator("UpstashStore", "redis"),
+  upstashOperator("UpstashStore (gopher-lua)", "gopher-lua"),
+];
+
+/**
+ * UpstashStore with its scripts run by `engine`; the operator edits redis-server itself, through
+ * the fixture's direct connection, whichever engine runs the scripts.
+ */
+function upstashOperator(
+  name: string,
+  engine: ScriptEngine,
+): { name: string; open(): Promise<Operator> } {
+  return {
+    name,
     open: async () => {
-      const fixture = await startUpstashFixture();
+      const fixture = await startUpstashFixture({ engine });
       const store = new UpstashStore({ redis: fixture.createRedis() });
       const runKey = (runId: string) => store.keys(runId).run;
       const recordKey = (runId: string, id: string) => store.keys(runId, id).record!;
@@ -168,8 +180,8 @@ const OPERATORS: { name: string; open(): Promise<Operator> }[] = [
         close: () => fixture.stop(),
       };
     },
-  },
-];
+  };
+}
 
 /** Every stored field the record as `inspect()` returns it is made of, with a changed value. */
 function edits(record: StoredRecord): [keyof StoredRecord, string][] {

@@ -1,7 +1,8 @@
 /**
  * One behaviour, two stores: registers a test on MemoryStore (fake clock) and one on
  * UpstashStore (through the real client and the REST endpoint, against the test module's
- * redis-server, emptied for it: see `startSharedUpstashFixture`).
+ * redis-server, emptied for it: see `startSharedUpstashFixture`), with its scripts run by
+ * redis-server's Lua and once more by gopher-lua, the Lua VM Upstash runs them on.
  *
  * @module
  */
@@ -10,7 +11,11 @@ import { createApp } from "../../src/hono/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
 import type { Store } from "../../src/core/store.ts";
-import { startSharedUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
+import {
+  type ScriptEngine,
+  startSharedUpstashFixture,
+  type UpstashFixture,
+} from "../support/upstash_fixture.ts";
 
 /** A store under test and what goes with it. */
 export interface StoreUnderTest {
@@ -25,7 +30,8 @@ export interface StoreUnderTest {
 }
 
 /**
- * Registers `"<store>: <behaviour>"` for both stores.
+ * Registers `"<store>: <behaviour>"` for both stores, UpstashStore once per script engine
+ * (`"UpstashStore (gopher-lua): <behaviour>"` for gopher-lua).
  *
  * @param behaviour The test name after the store's.
  * @param fn The test.
@@ -39,15 +45,18 @@ export function onBothStores(
     const clock = () => now;
     await fn({ name: "MemoryStore", store: new MemoryStore({ clock }), clock, fixture: null });
   });
-  Deno.test(`UpstashStore: ${behaviour}`, async () => {
-    const fixture = await startSharedUpstashFixture();
-    try {
-      const store = new UpstashStore({ redis: fixture.createRedis() });
-      await fn({ name: "UpstashStore", store, clock: Date.now, fixture });
-    } finally {
-      await fixture.stop();
-    }
-  });
+  for (const engine of ["redis", "gopher-lua"] as ScriptEngine[]) {
+    const title = engine === "redis" ? "UpstashStore" : `UpstashStore (${engine})`;
+    Deno.test(`${title}: ${behaviour}`, async () => {
+      const fixture = await startSharedUpstashFixture({ engine });
+      try {
+        const store = new UpstashStore({ redis: fixture.createRedis() });
+        await fn({ name: "UpstashStore", store, clock: Date.now, fixture });
+      } finally {
+        await fixture.stop();
+      }
+    });
+  }
 }
 
 /** The names `Object.prototype` holds, which plain objects inherit. */

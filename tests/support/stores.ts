@@ -1,14 +1,15 @@
 /**
- * The two stores the boundary tests run on, each opened fresh per test: MemoryStore, and
+ * The stores the boundary tests run on, each opened fresh per test: MemoryStore, and
  * UpstashStore through the real client and the REST endpoint in front of the test module's
- * redis-server, emptied for it (see `startSharedUpstashFixture`).
+ * redis-server, emptied for it (see `startSharedUpstashFixture`), with its scripts run by
+ * redis-server's own Lua and, as on Upstash, by gopher-lua (`tests/support/gopher_lua.ts`).
  *
  * @module
  */
 import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
-import { startSharedUpstashFixture } from "./upstash_fixture.ts";
+import { type ScriptEngine, startSharedUpstashFixture } from "./upstash_fixture.ts";
 
 /** A store under test, and how to stop what it needs. */
 export interface OpenStore {
@@ -18,22 +19,23 @@ export interface OpenStore {
   close(): Promise<void>;
 }
 
-/** Both stores, by name. */
+/** UpstashStore on the shared fixture, its scripts run by `engine`. */
+const upstash = (engine: ScriptEngine) => async (): Promise<OpenStore> => {
+  const fixture = await startSharedUpstashFixture({ engine });
+  return {
+    store: new UpstashStore({ redis: fixture.createRedis() }),
+    close: () => fixture.stop(),
+  };
+};
+
+/** Every store, by name. */
 export const STORES: readonly { name: string; open(): Promise<OpenStore> }[] = [
   {
     name: "MemoryStore",
     open: () => Promise.resolve({ store: new MemoryStore(), close: () => Promise.resolve() }),
   },
-  {
-    name: "UpstashStore",
-    open: async () => {
-      const fixture = await startSharedUpstashFixture();
-      return {
-        store: new UpstashStore({ redis: fixture.createRedis() }),
-        close: () => fixture.stop(),
-      };
-    },
-  },
+  { name: "UpstashStore", open: upstash("redis") },
+  { name: "UpstashStore (gopher-lua)", open: upstash("gopher-lua") },
 ];
 
 let sequence = 0;
