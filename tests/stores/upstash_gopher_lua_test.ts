@@ -393,3 +393,25 @@ try { await gopherLuaBinary(); console.log("built"); } catch (error) { console.l
     await Deno.remove(cache, { recursive: true });
   }
 });
+
+Deno.test("gopher-lua engine: a run of 3,000 tool budgets (HSET and HMGET of 2,000 fields at once through unpack) starts, reads and repeats", async () => {
+  await withUpstashFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const now = Date.now();
+    const perTool: Record<string, number> = {};
+    for (let i = 0; i < 3_000; i++) perTool[`tool_${i}`] = i + 1;
+    const request = {
+      runId: "wide-run",
+      deadline: now + 600_000,
+      budget: { calls: 5_000, perTool },
+      ttlMs: 1_200_000,
+      attemptId: "start-1",
+      now,
+    };
+    assert.equal((await store.startRun(request)).ok, true);
+    assert.deepEqual((await store.getRun("wide-run"))?.budget.perTool, perTool);
+    const again = await store.startRun(request);
+    assert.ok(again.ok);
+    assert.deepEqual(again.run.budget.perTool, perTool);
+  }, { engine: "gopher-lua" });
+});
