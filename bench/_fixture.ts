@@ -5,6 +5,17 @@
  * @module
  */
 import { Redis, type RedisConfigNodejs } from "@upstash/redis";
+import { percentile } from "./_common.ts";
+
+/** A simulated round trip as set by {@linkcode BenchFixture.setRoundTrip}, and its check. */
+export interface RoundTrip {
+  /** The round trip asked for, ms. */
+  configured: number;
+  /** What the endpoint holds each answer, ms, to add `configured` to a request. */
+  hold: number;
+  /** PING p50 at `hold` minus PING p50 at 0 ms, as measured last: what a request pays more. */
+  added: number;
+}
 
 /** The fixture as the benchmarks see it. */
 export interface BenchFixture {
@@ -18,8 +29,16 @@ export interface BenchFixture {
   requests(): Promise<number>;
   /** Command names the endpoint ran since the last reset. */
   commands(): Promise<string[]>;
-  /** Delays every answer of the endpoint by `ms` (a simulated round trip); 0 turns it off. */
+  /** Holds every answer of the endpoint for `ms` (exactly, see round_trip.ts); 0: none. */
   setDelay(ms: number): Promise<void>;
+  /**
+   * A simulated round trip of `ms`: the endpoint's hold, set so that a PING costs `ms` more
+   * (p50) than at 0 ms. The hold alone is exact, but each request after an idle gap also pays
+   * the machine's waking of the idle processes (about 0.5 to 1 ms on the shared 2-core machine,
+   * none of it at 0 ms, where nothing idles), which a real round trip to a busy Upstash would not
+   * add: so the hold is lowered by what was measured beyond `ms`, never raised above `ms`.
+   */
+  setRoundTrip(ms: number): Promise<RoundTrip>;
   /** Stops the child (and with it redis-server). */
   stop(): Promise<void>;
 }
@@ -53,6 +72,19 @@ export async function startBenchFixture(): Promise<BenchFixture> {
     return await readLine();
   };
   const { url, token } = JSON.parse(await readLine()) as { url: string; token: string };
+  const setDelay = async (ms: number) => {
+    await ask(`delay ${ms}`);
+  };
+  const probe = new Redis({ url, token, enableTelemetry: false, enableAutoPipelining: false });
+  const pings = async (count: number, into: number[] = []): Promise<number[]> => {
+    for (let i = 0; i < count; i++) {
+      const started = performance.now();
+      await probe.ping();
+      into.push(performance.now() - started);
+    }
+    return into;
+  };
+  const p50 = (samples: number[]) => percentile([...samples].sort((a, b) => a - b), 50);
   return {
     url,
     createRedis: (overrides = {}) =>
@@ -61,8 +93,32 @@ export async function startBenchFixture(): Promise<BenchFixture> {
       await ask("reset");
     },
     requests: async () => Number(await ask("requests")),
-    setDelay: async (ms) => {
-      await ask(`delay ${ms}`);
+    setDelay,
+    setRoundTrip: async (ms) => {
+      await setDelay(0);
+      if (!(ms > 0)) return { configured: 0, hold: 0, added: 0 };
+      await pings(10);
+      let hold = ms;
+      let added = 0;
+      // Up to four passes, each PINGs at 0 ms and at the hold in alternating blocks (so that the
+      // machine's load falls on both); the hold returned is the one last measured, and stays set.
+      for (let pass = 0;; pass++) {
+        const base: number[] = [];
+        const held: number[] = [];
+        for (let block = 0; block < 4; block++) {
+          await setDelay(0);
+          await pings(10, base);
+          await setDelay(hold);
+          await pings(1);
+          await pings(10, held);
+        }
+        added = p50(held) - p50(base);
+        const off = added - ms;
+        if (Math.abs(off) <= Math.max(0.05, ms * 0.02) || pass === 3) break;
+        hold = Math.min(ms, Math.max(0, hold - off));
+      }
+      await setDelay(hold);
+      return { configured: ms, hold, added };
     },
     commands: async () => JSON.parse(await ask("commands")) as string[],
     stop: async () => {

@@ -3,9 +3,9 @@
  * `DurableObjectStore` inside the Durable Object that runs the calls (as in an `Agent`), with
  * `boundaryStore` over the namespace (a Worker calling the run's object by RPC), and with a
  * `MemoryStore` in the same object (the floor: no storage at all); against `UpstashStore`
- * through the Upstash-compatible endpoint with every answer delayed 5 and 25 ms (a simulated round
- * trip), and two PINGs at each delay. In one run, as ratios; with the store requests and SQLite
- * rows each call costs.
+ * through the Upstash-compatible endpoint with a simulated round trip of 5 and 25 ms (a PING
+ * costs that much more than at 0 ms: `setRoundTrip` in _fixture.ts), and two PINGs at each
+ * delay. In one run, as ratios; with the store requests and SQLite rows each call costs.
  *
  * Time in workerd stands still between I/O, so the workerd rows are timed from outside: a request
  * that makes `n` calls, less one that makes none, over `n` (the median of the rounds). workerd
@@ -22,7 +22,7 @@ import { type RunContext, ToolBoundary } from "../src/mod.ts";
 import { UpstashStore } from "../src/upstash/mod.ts";
 import { bundle, serveMiniflare } from "../tests/runtime/setup.ts";
 import { logRaw, ms, percentile, printTable, searchLogsTool, SMOKE } from "./_common.ts";
-import { startBenchFixture } from "./_fixture.ts";
+import { type RoundTrip, startBenchFixture } from "./_fixture.ts";
 import type { Cost } from "./cloudflare_worker.ts";
 
 const N = SMOKE ? 4 : Number(Deno.env.get("BENCH_N") ?? 200);
@@ -94,7 +94,14 @@ async function measureWorkerd(): Promise<Map<string, { ms: number; cost: Cost }>
 
 /** The Upstash rows at each delay: p50 ms of one invoke and of two PINGs, commands per call. */
 async function measureUpstash(): Promise<
-  { delay: number; invoke: number; pings: number; commands: number; requests: number }[]
+  {
+    delay: number;
+    invoke: number;
+    pings: number;
+    commands: number;
+    requests: number;
+    trip: RoundTrip;
+  }[]
 > {
   const fixture = await startBenchFixture();
   const rows = [];
@@ -135,7 +142,7 @@ async function measureUpstash(): Promise<
     const commands = (await fixture.commands()).length / counted;
     const requests = await fixture.requests() / counted;
     for (const delay of DELAYS) {
-      await fixture.setDelay(delay);
+      const trip = await fixture.setRoundTrip(delay);
       const invokes: number[] = [];
       const pings: number[] = [];
       for (let i = 0; i < N; i++) {
@@ -148,7 +155,14 @@ async function measureUpstash(): Promise<
         await ping.ping();
         pings.push(performance.now() - started);
       }
-      rows.push({ delay, invoke: median(invokes), pings: median(pings), commands, requests });
+      rows.push({
+        delay,
+        invoke: median(invokes),
+        pings: median(pings),
+        commands,
+        requests,
+        trip,
+      });
     }
   } finally {
     await fixture.stop();
@@ -206,6 +220,12 @@ printTable(
   table,
 );
 for (const row of upstash) {
+  if (row.delay > 0) {
+    console.log(
+      `round trip ${row.delay} ms: a PING pays ${ms(row.trip.added)} ms more than at 0 ms ` +
+        `(endpoint hold ${ms(row.trip.hold)} ms)`,
+    );
+  }
   console.log(
     `${row.delay} ms: UpstashStore / DurableObjectStore in the object = ` +
       `${(row.invoke / inObject).toFixed(1)}x; ` +

@@ -1,8 +1,12 @@
 /**
  * Scale: one call at a time (N = 1) through the Upstash-compatible endpoint with a simulated
- * round trip (every answer delayed 0, 5 and 25 ms): UpstashStore batched (the default) and with
- * `batch: false`, against two PINGs (the floor of our two round trips) and the plain-command
- * baseline (bench/baseline_store.ts), interleaved in one run.
+ * round trip of 0, 5 and 25 ms: UpstashStore batched (the default) and with `batch: false`,
+ * against two PINGs (the floor of our two round trips) and the plain-command baseline
+ * (bench/baseline_store.ts), interleaved in one run.
+ *
+ * The round trip is checked in the same run: a PING costs the configured round trip more than at
+ * 0 ms (p50 of the 2 x PING row, halved), printed beside it with the endpoint's hold (see
+ * `setRoundTrip` in _fixture.ts).
  *
  * Run: `deno task bench:delay` (`BENCH_N=<calls per row and delay>`, default 200).
  *
@@ -12,7 +16,7 @@ import { type RunContext, ToolBoundary } from "../src/mod.ts";
 import { UpstashStore } from "../src/upstash/mod.ts";
 import { BaselineStore } from "./baseline_store.ts";
 import { logRaw, ms, percentile, printTable, searchLogsTool, SMOKE } from "./_common.ts";
-import { startBenchFixture } from "./_fixture.ts";
+import { type RoundTrip, startBenchFixture } from "./_fixture.ts";
 
 const N = SMOKE ? 4 : Number(Deno.env.get("BENCH_N") ?? 200);
 const DELAYS = SMOKE ? [0] : [0, 5, 25];
@@ -87,8 +91,9 @@ try {
       await row.op();
     }
   }
+  const trips = new Map<number, RoundTrip>();
   for (const delay of DELAYS) {
-    await fixture.setDelay(delay);
+    trips.set(delay, await fixture.setRoundTrip(delay));
     for (const row of rows) row.samples.set(delay, []);
     for (let i = 0; i < N; i++) {
       for (let k = 0; k < rows.length; k++) {
@@ -118,6 +123,16 @@ try {
   }
   console.log(`\n${N} samples per row and delay, one call of each row in turn; 1 KiB raw; p50.\n`);
   printTable(["round trip", "operation", "p50 ms", "p50 / 2 x PING"], table);
+  console.log();
+  for (const delay of DELAYS.filter((delay) => delay > 0)) {
+    const trip = trips.get(delay)!;
+    const added = (p50(rows[0]!, delay) - p50(rows[0]!, 0)) / 2;
+    console.log(
+      `round trip ${delay} ms: a PING costs ${ms(added)} ms more than at 0 ms (p50 of this ` +
+        `run's 2 x PING row, halved); the endpoint holds each answer ${ms(trip.hold)} ms ` +
+        `(calibrated to ${ms(trip.added)} ms)`,
+    );
+  }
   for (const delay of DELAYS) {
     const [pings, batched, alone, baseline] = rows.map((row) => p50(row, delay));
     console.log(

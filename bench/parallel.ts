@@ -1,7 +1,7 @@
 /**
  * Scale: N calls of one step started at once (`Promise.all` of N invokes), on UpstashStore with
  * its batching on (the default) and with `batch: false`, through the Upstash-compatible endpoint
- * with a simulated round trip (every answer delayed by BENCH_DELAY_MS, default 5). Prints the
+ * with a simulated round trip of BENCH_DELAY_MS (default 5; `setRoundTrip` in _fixture.ts). Prints the
  * REST requests the endpoint counted per step and the step's wall time, side by side in one run.
  * Each mode runs twice: with as many connections as the client opens, and with at most six
  * requests in flight at once, as a Cloudflare Worker has (six simultaneous open connections per
@@ -93,7 +93,7 @@ try {
     return elapsed;
   };
   for (const mode of modes) await step(mode, 4); // scripts loaded, JIT warm
-  await fixture.setDelay(DELAY_MS);
+  const trip = await fixture.setRoundTrip(DELAY_MS);
   const rows: string[][] = [];
   const wall = new Map<string, number>();
   for (const n of SIZES) {
@@ -122,8 +122,9 @@ try {
     }
   }
   console.log(
-    `\n${ROUNDS} steps per row, alternating; every endpoint answer delayed ${DELAY_MS} ms; ` +
-      "1 KiB raw; wall time of the whole step (N invokes started at once), p50.\n",
+    `\n${ROUNDS} steps per row, alternating; a ${DELAY_MS} ms round trip (a PING pays ` +
+      `${ms(trip.added)} ms more than at 0 ms; endpoint hold ${ms(trip.hold)} ms); 1 KiB raw; ` +
+      "wall time of the whole step (N invokes started at once), p50.\n",
   );
   printTable(["N", "store", "REST requests", "p50 ms", "p50 / batch: false"], rows);
   const ratio16 = wall.get("batched (default)/16")! / wall.get("batch: false/16")!;

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { RespStatus } from "../support/resp.ts";
+import { RoundTripDelay } from "../support/round_trip.ts";
 import {
   startSharedUpstashFixture,
   startUpstashFixture,
@@ -123,6 +124,40 @@ Deno.test("Upstash endpoint: REST protocol, base64 at every depth, errors and fa
     });
   } finally {
     await fixture.stop();
+  }
+});
+
+Deno.test("the endpoint's round trip: no hold ends before its deadline, and overlapping holds end in deadline order", async () => {
+  const delay = new RoundTripDelay();
+  const ended: number[] = [];
+  const early: number[] = [];
+  // Holds of 1 to 12 ms started together, as concurrent requests start them.
+  const holds = Array.from({ length: 60 }, (_, i) => {
+    const ms = 1 + ((i * 7) % 12);
+    const deadline = performance.now() + ms;
+    return delay.hold(ms).then(() => {
+      if (performance.now() < deadline) early.push(i);
+      ended.push(deadline);
+    });
+  });
+  await Promise.all(holds);
+  assert.deepEqual(early, [], "holds that ended before their deadline");
+  assert.equal(ended.length, 60);
+  // Released in the order of their deadlines, whatever the order they were started in (the
+  // hold reads the clock a few microseconds after the test did: deadlines that close may swap).
+  const outOfOrder = ended.filter((deadline, k) => k > 0 && deadline < ended[k - 1]! - 0.05);
+  assert.deepEqual(outOfOrder, []);
+  assert.ok(delay.lateness >= 0 && delay.lateness <= 5, `lateness ${delay.lateness}`);
+  // 0 and less resolve at once, in the same turn as a resolved promise would.
+  let zero = false;
+  void delay.hold(0).then(() => (zero = true));
+  await Promise.resolve();
+  assert.equal(zero, true);
+  // One after another (the benchmarks' case): every hold ends at or after its deadline.
+  for (let i = 0; i < 10; i++) {
+    const started = performance.now();
+    await delay.hold(2);
+    assert.ok(performance.now() - started >= 2);
   }
 });
 

@@ -23,6 +23,7 @@
  * @module
  */
 import { type RespConnection, RespError, RespStatus, type RespValue } from "./resp.ts";
+import { RoundTripDelay } from "./round_trip.ts";
 
 /** Options of {@linkcode startUpstashEndpoint}. */
 export interface UpstashEndpointOptions {
@@ -75,7 +76,11 @@ export interface UpstashEndpoint {
   failNext(count: number, status?: number): void;
   /** Runs the next `count` requests, then closes the connection instead of answering. */
   dropNext(count: number): void;
-  /** Delays every answer by `ms` (after the command ran) until set back to 0. */
+  /**
+   * Delays every answer by `ms` (after the command ran) until set back to 0: a simulated round
+   * trip, held to a deadline (see round_trip.ts), not `setTimeout(ms)`, which fires 1 ms or more
+   * late.
+   */
   setDelay(ms: number): void;
   /**
    * Points the endpoint at another redis-server (as after a failover): closes its connection;
@@ -160,6 +165,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
   let failing: { count: number; status: number } = { count: 0, status: 503 };
   let dropping = 0;
   let delayMs = 0;
+  const roundTrip = new RoundTripDelay();
   let connectRedis = options.connectRedis;
   let redis: RespConnection | undefined;
   let connecting: Promise<RespConnection> | undefined;
@@ -296,7 +302,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
     } catch {
       answer = { status: 503, body: { error: "Service unavailable: redis is unreachable" } };
     }
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (delayMs > 0) await roundTrip.hold(delayMs);
     if (dropping > 0) {
       dropping--;
       return null;
