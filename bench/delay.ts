@@ -1,8 +1,9 @@
 /**
  * Scale: one call at a time (N = 1) through the Upstash-compatible endpoint with a simulated
  * round trip of 0, 5 and 25 ms: UpstashStore batched (the default) and with `batch: false`,
- * against two PINGs (the floor of our two round trips) and the plain-command baseline
- * (bench/baseline_store.ts), interleaved in one run.
+ * against two PINGs (the floor of our two round trips) and the plain-command baselines
+ * (bench/baseline_store.ts: one command per round trip, and one pipeline per phase), interleaved
+ * in one run.
  *
  * The round trip is checked in the same run: a PING costs the configured round trip more than at
  * 0 ms (p50 of the 2 x PING row, halved), printed beside it with the endpoint's hold (see
@@ -14,7 +15,7 @@
  */
 import { type RunContext, ToolBoundary } from "../src/mod.ts";
 import { UpstashStore } from "../src/upstash/mod.ts";
-import { BaselineStore } from "./baseline_store.ts";
+import { BaselineStore, PipelinedBaselineStore } from "./baseline_store.ts";
 import { logRaw, ms, percentile, printTable, searchLogsTool, SMOKE } from "./_common.ts";
 import { type RoundTrip, startBenchFixture } from "./_fixture.ts";
 
@@ -54,6 +55,10 @@ try {
     {
       name: "invoke, BaselineStore (plain commands)",
       store: new BaselineStore(fixture.createRedis(), "baseline"),
+    },
+    {
+      name: "invoke, PipelinedBaselineStore (plain, pipelined)",
+      store: new PipelinedBaselineStore(fixture.createRedis(), "pipelined"),
     },
   ];
   for (const { name, store } of stores) {
@@ -134,12 +139,12 @@ try {
     );
   }
   for (const delay of DELAYS) {
-    const [pings, batched, alone, baseline] = rows.map((row) => p50(row, delay));
+    const [pings, batched, alone, baseline, pipelined] = rows.map((row) => p50(row, delay));
     console.log(
       `${delay} ms: ours/2xPING = ${(batched! / pings!).toFixed(2)}x (goal <= 1.1 at 5 ms); ` +
         `batched/batch: false = ${(batched! / alone!).toFixed(2)}x; baseline/ours = ${
           (baseline! / batched!).toFixed(2)
-        }x`,
+        }x; pipelined baseline/ours = ${(pipelined! / batched!).toFixed(2)}x`,
     );
   }
 } finally {
