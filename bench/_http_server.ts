@@ -8,8 +8,14 @@
  *   serialize the input, call the tool and the projector, serialize the raw response and the
  *   agent result, answer the projection. No auth, no store.
  *
- * Prints `ready <runId>` once it listens; a run with a budget no benchmark reaches is started
- * through the app itself.
+ * Prints `ready` once it listens. The load generator (wrk_tool_call.lua) posts its calls to runs
+ * of 100 calls (the default budget) named `bench-<tag>-<n>`: the n-th hundred calls of its
+ * round `<tag>`. The server starts each run through the app as a harness would, two runs ahead
+ * of the calls (a call waits only if its run is still starting), each expiring after RUN_TTL_MS,
+ * and records expire after RECORD_TTL_MS. So the stores hold a few seconds of calls, as a live
+ * service would, and a round does not slow down because all the rounds before it are still held
+ * (with one run and 600 s records, every call of the benchmark was). The bare route reads the run
+ * ID from the path the same way and starts nothing.
  *
  * @module
  */
@@ -22,6 +28,12 @@ import { UpstashStore } from "../src/upstash/mod.ts";
 import { AGENT_TOKEN, type LogRaw, logRaw } from "./_common.ts";
 
 const HARNESS_TOKEN = "bench-harness-token-0123456789";
+/** Calls per run: the default budget. */
+const CALLS_PER_RUN = 100;
+/** A run expires this long after it started; it is used up in well under a second. */
+const RUN_TTL_MS = 10_000;
+/** A record expires this long after its call began. */
+const RECORD_TTL_MS = 5_000;
 
 const [mode, port] = [Deno.args[0], Number(Deno.args[1])];
 const raw = logRaw(1024);
@@ -33,7 +45,8 @@ const project = (raw: LogRaw): ProjectorOutput => ({
 const tool = defineTool({ name: "search_logs", readOnly: true, execute: () => raw, project });
 
 let fetchHandler: (request: Request) => Response | Promise<Response>;
-let runId = "bare";
+/** Starts the run (memory and upstash modes); resolves once it exists. */
+let startRun: (runId: string) => Promise<void> = () => Promise.resolve();
 if (mode === "bare") {
   const app = new Hono();
   let sink = 0;
@@ -62,21 +75,57 @@ if (mode === "bare") {
   const store = mode === "upstash"
     ? new UpstashStore({ redis: Redis.fromEnv({ enableTelemetry: false }), prefix: "http" })
     : new MemoryStore({ maxRecords: 1_000_000 });
-  const boundary = new ToolBoundary({ store, tools: [tool], recordTtlMs: 600_000 });
+  const boundary = new ToolBoundary({ store, tools: [tool], recordTtlMs: RECORD_TTL_MS });
   const app = createApp({ boundary, agentToken: AGENT_TOKEN, harnessToken: HARNESS_TOKEN });
-  const started = await app.request("/v1/runs", {
-    method: "POST",
-    headers: { authorization: `Bearer ${HARNESS_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ ttlMs: 3_600_000, budget: { calls: 100_000_000 } }),
-  });
-  if (started.status !== 201) {
-    throw new Error(`startRun: ${started.status} ${await started.text()}`);
-  }
-  runId = (await started.json()).runId;
+  startRun = async (runId) => {
+    const started = await app.request("/v1/runs", {
+      method: "POST",
+      headers: { authorization: `Bearer ${HARNESS_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ runId, ttlMs: RUN_TTL_MS, budget: { calls: CALLS_PER_RUN } }),
+    });
+    if (started.status !== 201) {
+      throw new Error(`startRun: ${started.status} ${await started.text()}`);
+    }
+  };
   fetchHandler = app.fetch;
 }
 
+const RUNS = "/v1/runs/";
+/** Runs being started, by ID; dropped once they are started. */
+const starting = new Map<string, Promise<void>>();
+/** Runs started, by ID (the last few of each series). */
+const started = new Set<string>();
+const ensureRun = (runId: string): Promise<void> | undefined => {
+  if (started.has(runId)) return undefined;
+  let start = starting.get(runId);
+  if (start === undefined) {
+    // A start that fails leaves its calls to the app's answer, which wrk counts as errors.
+    start = startRun(runId).catch((error) => console.error(error)).then(() => {
+      starting.delete(runId);
+      started.add(runId);
+    });
+    starting.set(runId, start);
+  }
+  return start;
+};
+const serve = fetchHandler;
+
 Deno.serve(
-  { hostname: "127.0.0.1", port, onListen: () => console.log(`ready ${runId}`) },
-  fetchHandler,
+  { hostname: "127.0.0.1", port, onListen: () => console.log("ready") },
+  (request) => {
+    // `bench-<tag>-<n>` from `http://host/v1/runs/bench-<tag>-<n>/tool-calls`.
+    const url = request.url;
+    const from = url.indexOf(RUNS) + RUNS.length;
+    const runId = url.slice(from, url.indexOf("/", from));
+    const dash = runId.lastIndexOf("-");
+    const series = runId.slice(0, dash + 1);
+    const n = Number(runId.slice(dash + 1));
+    if (mode === "bare") return serve(request);
+    // The two runs after this one start now; the one three back is used up.
+    void ensureRun(`${series}${n + 1}`);
+    void ensureRun(`${series}${n + 2}`);
+    started.delete(`${series}${n - 3}`);
+    const waiting = ensureRun(runId);
+    return waiting === undefined ? serve(request) : waiting.then(() => serve(request));
+  },
 );
