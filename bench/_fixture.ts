@@ -76,15 +76,6 @@ export async function startBenchFixture(): Promise<BenchFixture> {
     await ask(`delay ${ms}`);
   };
   const probe = new Redis({ url, token, enableTelemetry: false, enableAutoPipelining: false });
-  const pings = async (count: number, into: number[] = []): Promise<number[]> => {
-    for (let i = 0; i < count; i++) {
-      const started = performance.now();
-      await probe.ping();
-      into.push(performance.now() - started);
-    }
-    return into;
-  };
-  const p50 = (samples: number[]) => percentile([...samples].sort((a, b) => a - b), 50);
   return {
     url,
     createRedis: (overrides = {}) =>
@@ -94,32 +85,7 @@ export async function startBenchFixture(): Promise<BenchFixture> {
     },
     requests: async () => Number(await ask("requests")),
     setDelay,
-    setRoundTrip: async (ms) => {
-      await setDelay(0);
-      if (!(ms > 0)) return { configured: 0, hold: 0, added: 0 };
-      await pings(10);
-      let hold = ms;
-      let added = 0;
-      // Up to four passes, each PINGs at 0 ms and at the hold in alternating blocks (so that the
-      // machine's load falls on both); the hold returned is the one last measured, and stays set.
-      for (let pass = 0;; pass++) {
-        const base: number[] = [];
-        const held: number[] = [];
-        for (let block = 0; block < 4; block++) {
-          await setDelay(0);
-          await pings(10, base);
-          await setDelay(hold);
-          await pings(1);
-          await pings(10, held);
-        }
-        added = p50(held) - p50(base);
-        const off = added - ms;
-        if (Math.abs(off) <= Math.max(0.05, ms * 0.02) || pass === 3) break;
-        hold = Math.min(ms, Math.max(0, hold - off));
-      }
-      await setDelay(hold);
-      return { configured: ms, hold, added };
-    },
+    setRoundTrip: (ms) => calibrateRoundTrip(ms, setDelay, () => probe.ping()),
     commands: async () => JSON.parse(await ask("commands")) as string[],
     stop: async () => {
       await writer.close();
@@ -128,4 +94,52 @@ export async function startBenchFixture(): Promise<BenchFixture> {
       await child.status;
     },
   };
+}
+
+/**
+ * Sets a simulated round trip of `ms`: the hold (`setHold`) under which a `ping` costs `ms` more
+ * (p50) than at 0 ms, found in up to four passes of PINGs at 0 ms and at the hold, in alternating
+ * blocks (so that the machine's load falls on both). The hold found stays set.
+ *
+ * @param ms The round trip, ms; 0 turns the delay off.
+ * @param setHold Sets the endpoint's hold, ms.
+ * @param ping One request through the endpoint.
+ * @returns The hold, and what a PING paid more under it in the last pass.
+ */
+export async function calibrateRoundTrip(
+  ms: number,
+  setHold: (ms: number) => void | Promise<void>,
+  ping: () => Promise<unknown>,
+): Promise<RoundTrip> {
+  const pings = async (count: number, into: number[] = []): Promise<number[]> => {
+    for (let i = 0; i < count; i++) {
+      const started = performance.now();
+      await ping();
+      into.push(performance.now() - started);
+    }
+    return into;
+  };
+  const p50 = (samples: number[]) => percentile([...samples].sort((a, b) => a - b), 50);
+  await setHold(0);
+  if (!(ms > 0)) return { configured: 0, hold: 0, added: 0 };
+  await pings(10);
+  let hold = ms;
+  let added = 0;
+  for (let pass = 0;; pass++) {
+    const base: number[] = [];
+    const held: number[] = [];
+    for (let block = 0; block < 4; block++) {
+      await setHold(0);
+      await pings(10, base);
+      await setHold(hold);
+      await pings(1);
+      await pings(10, held);
+    }
+    added = p50(held) - p50(base);
+    const off = added - ms;
+    if (Math.abs(off) <= Math.max(0.05, ms * 0.02) || pass === 3) break;
+    hold = Math.min(ms, Math.max(0, hold - off));
+  }
+  await setHold(hold);
+  return { configured: ms, hold, added };
 }
