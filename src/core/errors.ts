@@ -46,6 +46,8 @@ export const ERROR_CODES = [
   "RECORD_NOT_FOUND",
   "TIMESTAMP_UNAVAILABLE",
   "ARCHIVE_UNAVAILABLE",
+  "BUDGET_EXHAUSTED",
+  "INVALID_COST",
 ] as const;
 
 /** One of {@linkcode ERROR_CODES}. */
@@ -93,6 +95,8 @@ export const ERROR_MESSAGES: Readonly<Record<ErrorCode, string>> = Object.freeze
   RECORD_NOT_FOUND: "No tool call with this ID was begun in this run.",
   TIMESTAMP_UNAVAILABLE: "The time stamping authority gave no timestamp; the run was not sealed.",
   ARCHIVE_UNAVAILABLE: "The archive did not keep the sealed run; ending the run again writes it.",
+  BUDGET_EXHAUSTED: "The cost budget for this run does not cover this call.",
+  INVALID_COST: "The tool's cost for this call is not a whole number of units in range.",
 });
 
 const CODE_SET: ReadonlySet<string> = new Set(ERROR_CODES);

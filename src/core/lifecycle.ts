@@ -16,6 +16,7 @@ import type {
   CompleteRequest,
   StoredRecord,
 } from "./store.ts";
+import type { RecordCost } from "./types.ts";
 
 /**
  * Tells whether a complete may write an outcome: READY with evidence EVIDENCE_FOUND or
@@ -65,6 +66,8 @@ function isFailure(value: unknown): boolean {
  * @param record The record before (PROJECTING when the transition is allowed).
  * @param outcome A valid outcome ({@linkcode isValidOutcome}).
  * @param now Epoch ms of the transition.
+ * @param spent What the call spent, for a record begun with a cost (`cost.spent`): absent, its
+ *   reservation. Ignored for a record without a cost.
  * @returns A new record; `record` is not changed.
  *
  * @example
@@ -83,12 +86,13 @@ export function applyOutcome(
   record: StoredRecord,
   outcome: CompleteOutcome,
   now: number,
+  spent?: number,
 ): StoredRecord {
   // A failure is the outcome's, never the record's before. A record without one of its own
   // (every PROJECTING record) is spread as it is: an object rest that leaves a key out costs V8
   // ten times a spread.
   const base = Object.hasOwn(record, "failure") ? withoutFailure(record) : record;
-  return outcome.status === "READY"
+  const done: StoredRecord = outcome.status === "READY"
     ? {
       ...base,
       status: "READY",
@@ -108,6 +112,28 @@ export function applyOutcome(
       updatedAt: now,
       ...(outcome.failure === undefined ? {} : { failure: checkFailure(outcome.failure) }),
     };
+  if (record.cost !== undefined) done.cost = settledCost(record.cost.reserved, spent);
+  return done;
+}
+
+/**
+ * The cost a complete writes on a record begun with one: its reservation, and what it spent
+ * (the reservation when the complete names nothing else).
+ *
+ * @param reserved The record's `cost.reserved`.
+ * @param spent The complete's `spent`, if any.
+ * @returns The record's `cost`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { settledCost } from "./lifecycle.ts";
+ * assert.deepEqual(settledCost(40, 12), { reserved: 40, spent: 12 });
+ * assert.deepEqual(settledCost(40, undefined), { reserved: 40, spent: 40 });
+ * ```
+ */
+export function settledCost(reserved: number, spent: number | undefined): RecordCost {
+  return { reserved, spent: spent ?? reserved };
 }
 
 function withoutFailure(record: StoredRecord): Omit<StoredRecord, "failure"> {
@@ -184,13 +210,19 @@ export function completeTransition(
   if (record.attemptId !== request.attemptId || !isValidOutcome(outcome)) {
     return { ok: false, code: "ILLEGAL_TRANSITION" };
   }
+  // Only a call begun with a cost settles one.
+  if (record.cost === undefined && request.spent !== undefined) {
+    return { ok: false, code: "ILLEGAL_TRANSITION" };
+  }
   if (record.status === "PROJECTING") {
-    const done = applyOutcome(record, outcome, request.now);
+    const done = applyOutcome(record, outcome, request.now, request.spent);
     // The proof is kept as given, frozen, so that no copy of the record can change it.
     if (request.proof !== undefined) done.proof = checkRecordProof(request.proof);
     return { ok: true, record: done, changed: true };
   }
-  return isSameOutcome(record, outcome)
+  return isSameOutcome(record, outcome) &&
+      (record.cost === undefined ||
+        record.cost.spent === settledCost(record.cost.reserved, request.spent).spent)
     ? { ok: true, record, changed: false }
     : { ok: false, code: "ILLEGAL_TRANSITION" };
 }

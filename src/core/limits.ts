@@ -8,6 +8,7 @@
  * | deadlines, clock readings (`now`)           | integer epoch ms, 0 to {@linkcode MAX_EPOCH_MS} |
  * | TTLs (`ttlMs`, `recordTtlMs`, `runTtlMs`)   | integer ms, 1 to {@linkcode MAX_TTL_MS}        |
  * | budgets (`calls`, `perTool` values)         | integer, 0 to {@linkcode MAX_BUDGET}           |
+ * | costs (`cost`, `budget.cost`, `settle(n)`)  | integer, 0 to {@linkcode MAX_COST}             |
  *
  * Every sum the stores form stays a safe integer (`now + ttlMs` at most 8.74e15), so each value
  * crosses to Redis as a plain integer string, which the Lua of Upstash reads exactly. `-0` is
@@ -187,6 +188,13 @@ export const MAX_TTL_MS = 100_000_000_000_000;
 /** The largest budget: `Number.MAX_SAFE_INTEGER`, in practice no cap. */
 export const MAX_BUDGET: number = Number.MAX_SAFE_INTEGER;
 
+/**
+ * The largest cost: of a tool's call, of what it settles, and of a run's cost budget
+ * (`budget.cost`). A run's counters then stay exact in every store: far below 2^53 even summed
+ * over many calls.
+ */
+export const MAX_COST = 1_000_000_000_000;
+
 function integerIn(name: string, value: unknown, min: number, max: number, what: string): number {
   // -0 too: Redis would give it back as 0, MemoryStore as -0.
   if (
@@ -350,6 +358,27 @@ export function checkPerTool(
 }
 
 /**
+ * Checks a cost: a tool's cost for a call, what it settled, a run's `budget.cost`.
+ *
+ * @param name What the value is, for the error.
+ * @param value Anything.
+ * @returns The value, an integer from 0 to {@linkcode MAX_COST}.
+ * @throws {RangeError} Otherwise.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { checkCost } from "./limits.ts";
+ * assert.equal(checkCost("cost", 250), 250);
+ * assert.throws(() => checkCost("cost", 2.5), RangeError);
+ * assert.throws(() => checkCost("cost", -1), RangeError);
+ * ```
+ */
+export function checkCost(name: string, value: unknown): number {
+  return integerIn(name, value, 0, MAX_COST, "an integer");
+}
+
+/**
  * The checks every store applies to a start-run request before it writes anything.
  *
  * @param request The request.
@@ -363,6 +392,7 @@ export function checkStartRunRequest(request: StartRunRequest): "INVALID_RUN_ID"
   checkTtlMs("ttlMs", request.ttlMs);
   checkBudget("budget.calls", request.budget?.calls);
   checkPerTool("budget.perTool", request.budget.perTool);
+  if (request.budget.cost !== undefined) checkCost("budget.cost", request.budget.cost);
   return null;
 }
 
@@ -408,6 +438,7 @@ function checkBegin(
   checkEpochMs("now", request.now);
   checkTtlMs("ttlMs", request.ttlMs);
   if (request.startedAt !== undefined) checkEpochMs("startedAt", request.startedAt);
+  if (request.cost !== undefined) checkCost("cost", request.cost);
   return null;
 }
 
@@ -423,6 +454,7 @@ function checkBegin(
 export function checkCompleteRequest(request: CompleteRequest): "RECORD_EXPIRED" | null {
   checkEpochMs("now", request?.now);
   if (request.proof !== undefined) checkRecordProof(request.proof);
+  if (request.spent !== undefined) checkCost("spent", request.spent);
   return isSafeRunId(request.runId) && isSafeToolCallId(request.toolCallId)
     ? null
     : "RECORD_EXPIRED";

@@ -7,7 +7,8 @@ import type { BeginRequest, FactRow, StoredRecord } from "./store.ts";
 
 /**
  * The PROJECTING record a successful begin creates: the complete request, the exact IDs, no raw
- * response, no agent result, no evidence yet.
+ * response, no agent result, no evidence yet; and, for a begin with a `cost`, that cost reserved
+ * (`cost: { reserved, spent: null }`).
  *
  * @param request The begin request.
  * @param expiresAt Epoch ms when the record expires, as the store fixes it at creation.
@@ -32,7 +33,7 @@ export function projectingRecord(
   expiresAt: number,
   seq: number,
 ): StoredRecord {
-  return {
+  const record: StoredRecord = {
     runId: request.runId,
     toolCallId: request.toolCallId,
     toolName: request.toolName,
@@ -48,6 +49,8 @@ export function projectingRecord(
     updatedAt: request.now,
     expiresAt,
   };
+  if (request.cost !== undefined) record.cost = { reserved: request.cost, spent: null };
+  return record;
 }
 
 /**

@@ -54,8 +54,10 @@ import type { ErrorCode } from "./errors.ts";
 import type {
   EvidenceStatus,
   ProjectedEvidence,
+  RecordCost,
   RecordProof,
   RecordStatus,
+  RunCost,
   ToolFailure,
 } from "./types.ts";
 
@@ -71,10 +73,19 @@ export interface RunState {
   startedAt: number;
   /** Epoch ms when the run was ended, else `null`. */
   endedAt: number | null;
-  /** Budgets in force. */
-  budget: { calls: number; perTool: Record<string, number> };
+  /**
+   * Budgets in force: calls in all, calls per tool, and cost units in all (`cost`, an integer
+   * from 0 to `MAX_COST`, only when the run was given one: a call begins only when what the run
+   * holds reserved, plus what it spent, plus the call's cost fits in it).
+   */
+  budget: { calls: number; perTool: Record<string, number>; cost?: number };
   /** Calls begun so far, in all and per tool. */
   used: { calls: number; perTool: Record<string, number> };
+  /**
+   * The run's cost so far: present once the run has a cost budget or began a call of a tool
+   * with a `cost`, absent otherwise.
+   */
+  cost?: RunCost;
 }
 
 /**
@@ -114,6 +125,8 @@ export interface StoredRecord {
   updatedAt: number;
   /** Epoch ms of expiry, fixed at creation. */
   expiresAt: number;
+  /** The call's cost: only for a call begun with one (see {@linkcode BeginRequest.cost}). */
+  cost?: RecordCost;
   /** What the executor threw, on an ERROR record (harness-only; see `CanonicalRecord`). */
   failure?: ToolFailure;
   /**
@@ -129,8 +142,8 @@ export interface StartRunRequest {
   runId: string;
   /** Epoch ms deadline. */
   deadline: number;
-  /** Budgets: total calls, and per tool (already merged with tool defaults). */
-  budget: { calls: number; perTool: Record<string, number> };
+  /** Budgets: total calls, per tool (already merged with tool defaults), and cost. */
+  budget: { calls: number; perTool: Record<string, number>; cost?: number };
   /** How long the run state and its progress index live, in ms (set once). */
   ttlMs: number;
   /** Unique per logical start; a repeat of it returns the same run. */
@@ -181,6 +194,13 @@ export interface BeginRequest {
    * Absent: whichever instance lives.
    */
   startedAt?: number;
+  /**
+   * The tool's cost for this call (an integer, 0 to `MAX_COST`), reserved atomically with the
+   * call counts: refused BUDGET_EXHAUSTED when the run's `budget.cost` cannot cover its
+   * `reserved + spent` and this. Kept on the record as `cost.reserved`. Absent for a tool
+   * without a cost: the record has no `cost` and no cost budget refuses it.
+   */
+  cost?: number;
 }
 
 /**
@@ -215,7 +235,8 @@ export type BeginReply =
       | "DEADLINE_EXCEEDED"
       | "TOOL_CALL_CONFLICT"
       | "TOOL_BUDGET_EXHAUSTED"
-      | "RUN_BUDGET_EXHAUSTED";
+      | "RUN_BUDGET_EXHAUSTED"
+      | "BUDGET_EXHAUSTED";
   }
   | {
     ok: false;
@@ -273,6 +294,14 @@ export interface CompleteRequest {
    * with the record by every read. A repeat of a complete returns the proof stored first.
    */
   proof?: RecordProof;
+  /**
+   * What the call spent (an integer, 0 to `MAX_COST`), only for a record begun with a `cost`
+   * (given for any other: ILLEGAL_TRANSITION). Absent: its reservation. Kept as `cost.spent`;
+   * the run's `reserved` gives back the record's reservation and its `spent` grows by this, in
+   * the same atomic step. More than reserved is kept as it is: the excess counts against the
+   * budget. A repeat of the complete must carry the same value.
+   */
+  spent?: number;
 }
 
 /** What {@linkcode Store.complete} answers: the completed record, or why it refused. */
@@ -461,6 +490,8 @@ export interface RunSummary {
   calls: number;
   /** Begun calls whose record ended ERROR. */
   errors: number;
+  /** The run's cost, as {@linkcode RunState.cost} (and present when it is). */
+  cost?: RunCost;
 }
 
 /** A page of {@linkcode RunIndex.listRuns}. */
@@ -520,14 +551,16 @@ export interface Store {
    * `requestDigest` (carrying the record when `replay` is asked) and TOOL_CALL_CONFLICT when
    * with another (a key stays begun for the life of the run, also after its record expired, so
    * no call runs twice); tool and run budgets left (TOOL_BUDGET_EXHAUSTED,
-   * RUN_BUDGET_EXHAUSTED). Then creates the PROJECTING record with its TTL, keeps the
-   * {@linkcode BegunCall} and counts both budgets, and answers the record with the run it began
-   * in. A refusal writes nothing.
+   * RUN_BUDGET_EXHAUSTED); the call's `cost`, when given, fits the run's cost budget
+   * (BUDGET_EXHAUSTED). Then creates the PROJECTING record with its TTL, keeps the
+   * {@linkcode BegunCall}, counts both budgets and reserves the cost, and answers the record with
+   * the run it began in. A refusal writes nothing.
    */
   begin(request: BeginRequest): Promise<BeginReply>;
   /**
    * Atomically: PROJECTING -> READY | ERROR for the attempt that began it, keeping the remaining
-   * TTL, and appends the identity to the run's progress index. An absent record gives
+   * TTL, appends the identity to the run's progress index and, for a call begun with a cost,
+   * settles it (`spent`): the run's reservation given back, its spend counted. An absent record gives
    * RECORD_EXPIRED and stays absent; any other transition, another attempt, or an outcome that
    * `isValidOutcome` refuses gives ILLEGAL_TRANSITION. Repeating the same attempt with the same
    * outcome returns the stored record again.

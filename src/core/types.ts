@@ -21,6 +21,37 @@ export interface RunBudget {
   calls: number;
   /** How many calls each named tool may begin in this run. */
   perTool?: Record<string, number>;
+  /**
+   * Cost units (cents, tokens: the harness chooses) the run's calls may reserve and spend in
+   * all, an integer from 0 to `MAX_COST`. Only tools with a `cost` count against it. Absent: no
+   * cost limit (calls of tools with a cost are still counted).
+   */
+  cost?: number;
+}
+
+/**
+ * A run's cost: what its calls in flight hold reserved, and what its completed calls spent.
+ * `reserved + spent` is what a cost budget must cover before another call begins.
+ */
+export interface RunCost {
+  /**
+   * Held by calls begun and not completed: a call whose boundary crashed keeps its reservation
+   * held for the life of the run, never silently refunded.
+   */
+  reserved: number;
+  /** Spent by completed calls, each as its record's `cost.spent`, excess included. */
+  spent: number;
+}
+
+/** A call's cost, on the record of a call of a tool with a `cost` (absent for any other call). */
+export interface RecordCost {
+  /** Reserved by begin: the tool's cost for this call. */
+  reserved: number;
+  /**
+   * What the call spent, fixed by complete: what the tool settled, else its reservation when
+   * the tool ran, else 0 (cancelled before it ran). `null` while PROJECTING.
+   */
+  spent: number | null;
 }
 
 /**
@@ -42,7 +73,9 @@ export interface RunInstance {
  */
 export interface RunContext extends RunInstance {
   /** The budgets in force: `perTool` includes each tool's own default budget. */
-  readonly budget: Readonly<{ calls: number; perTool: Readonly<Record<string, number>> }>;
+  readonly budget: Readonly<
+    { calls: number; perTool: Readonly<Record<string, number>>; cost?: number }
+  >;
 }
 
 /**
@@ -183,6 +216,11 @@ export interface CanonicalRecord {
   updatedAt: number;
   /** Epoch ms when the record expires; set once at creation. */
   expiresAt: number;
+  /**
+   * Only for a call of a tool with a `cost`: what begin reserved and what the call spent
+   * (`null` while PROJECTING). Covered by the record's proof.
+   */
+  cost?: RecordCost;
   /**
    * Harness-only: on an ERROR record of a tool whose executor threw (EXECUTION_FAILED), what it
    * threw. Never shown to the agent, a model view, an MCP answer or a span.

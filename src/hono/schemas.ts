@@ -13,6 +13,7 @@ import { isWellFormedName, RUN_ID_PATTERN, TOOL_CALL_ID_PATTERN } from "../core/
 import {
   MAX_BUDGET,
   MAX_CITATIONS,
+  MAX_COST,
   MAX_EPOCH_MS,
   MAX_TTL_MS,
   setOwnBudget,
@@ -35,6 +36,14 @@ import { type ErrorBody, HTTP_ERROR_CODES } from "./status.ts";
 const count = (min: number) => v.pipe(v.number(), v.safeInteger(), v.minValue(min));
 const epochMs = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 const toolBudget = v.pipe(count(0), v.maxValue(MAX_BUDGET));
+const costUnits = v.pipe(count(0), v.maxValue(MAX_COST));
+const runCost = v.pipe(
+  v.object({
+    reserved: v.pipe(costUnits, v.description("Held by calls begun and not completed.")),
+    spent: v.pipe(count(0), v.description("Spent by completed calls, excess included.")),
+  }),
+  v.description("The run's cost: present once it has a cost budget or a call with a cost."),
+);
 // Response parts that are JSON by construction: typed as JSON, checked as unknown. A recursive
 // schema would only make the document longer (its JSON Schema is `{}` either way).
 const unchecked = <T>(schema: v.GenericSchema): v.GenericSchema<T> => schema as v.GenericSchema<T>;
@@ -72,6 +81,12 @@ export const StartRunBody = v.object({
           v.description(
             "Calls per tool name. Every key counts, `__proto__` and `constructor` included.",
           ),
+        ),
+      ),
+      cost: v.optional(
+        v.pipe(
+          costUnits,
+          v.description("Cost units the run's calls may reserve and spend in all (docs/cost.md)."),
         ),
       ),
     }),
@@ -156,7 +171,11 @@ export const schemaOf = <T>() =>
   schema: S & (Identical<v.InferOutput<S>, T> extends true ? unknown : "differs from its type"),
 ): v.GenericSchema<T> => schema;
 
-const budget = v.object({ calls: count(1), perTool: v.record(v.string(), toolBudget) });
+const budget = v.object({
+  calls: count(1),
+  perTool: v.record(v.string(), toolBudget),
+  cost: v.exactOptional(costUnits),
+});
 
 /** A run context (`201` of `POST /v1/runs`). */
 export const RunContextSchema: v.GenericSchema<RunContext> = schemaOf<RunContext>()(v.object({
@@ -263,6 +282,12 @@ export const CanonicalRecordSchema: v.GenericSchema<CanonicalRecord> = schemaOf<
   createdAt: epochMs,
   updatedAt: epochMs,
   expiresAt: epochMs,
+  cost: v.exactOptional(v.pipe(
+    v.object({ reserved: costUnits, spent: v.nullable(costUnits) }),
+    v.description(
+      "A call of a tool with a cost: reserved at begin, spent at complete (null until then).",
+    ),
+  )),
   failure: v.exactOptional(v.pipe(
     v.object({ name: v.string(), message: v.nullable(v.string()) }),
     v.description(
@@ -305,8 +330,9 @@ const runState = v.object({
   deadline: epochMs,
   startedAt: epochMs,
   endedAt: v.nullable(epochMs),
-  budget: v.object({ calls: count(1), perTool }),
+  budget: v.object({ calls: count(1), perTool, cost: v.exactOptional(costUnits) }),
   used: v.object({ calls: count(0), perTool }),
+  cost: v.exactOptional(runCost),
 });
 
 /** A run's state and its calls (harness only). */
@@ -332,6 +358,7 @@ export const RunsPageSchema: v.GenericSchema<RunsPage> = schemaOf<RunsPage>()(v.
     endedAt: v.nullable(epochMs),
     calls: v.pipe(count(0), v.description("Calls begun.")),
     errors: v.pipe(count(0), v.description("Begun calls whose record ended ERROR.")),
+    cost: v.exactOptional(runCost),
   })),
   next: v.pipe(
     v.nullable(v.string()),

@@ -111,6 +111,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<AnyErrorCode, ErrorStatus>> = 
   INVALID_RUN_ID: 400,
   RUN_MISMATCH: 400,
   INVALID_INPUT: 400,
+  INVALID_COST: 400,
   INVALID_REQUEST: 400,
   REQUEST_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -137,6 +138,7 @@ export const HTTP_STATUS_BY_CODE: Readonly<Record<AnyErrorCode, ErrorStatus>> = 
   // Budgets.
   TOOL_BUDGET_EXHAUSTED: 429,
   RUN_BUDGET_EXHAUSTED: 429,
+  BUDGET_EXHAUSTED: 429,
   // Tool-side failures: processed and recorded (see above).
   EXECUTION_FAILED: 200,
   TOOL_TIMEOUT: 200,

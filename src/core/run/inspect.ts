@@ -85,6 +85,7 @@ export function toCanonicalRecord(stored: StoredRecord): CanonicalRecord {
     createdAt: stored.createdAt,
     updatedAt: stored.updatedAt,
     expiresAt: stored.expiresAt,
+    ...(stored.cost === undefined ? {} : { cost: { ...stored.cost } }),
     ...(stored.failure === undefined ? {} : { failure: { ...stored.failure } }),
     ...(stored.proof === undefined ? {} : { proof: { ...stored.proof } }),
   };

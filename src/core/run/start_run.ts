@@ -8,6 +8,7 @@ import { BoundaryError } from "../errors.ts";
 import { isSafeRunId } from "../ids.ts";
 import {
   checkBudget,
+  checkCost,
   checkEpochMs,
   checkPerTool,
   checkTtlMs,
@@ -69,6 +70,8 @@ export async function startRun(setup: Setup, options: StartRunOptions): Promise<
     }
   }
   if (budget.perTool !== undefined) checkPerTool("budget.perTool", budget.perTool, perTool);
+  const cost = budget.cost === undefined ? undefined : checkCost("budget.cost", budget.cost);
+  const budgets = cost === undefined ? { calls, perTool } : { calls, perTool, cost };
   // One attempt, sent again while the store fails (within `storeRetryMs`): a repeat of the
   // attempt is answered the run it started. With a key, the key and the start's options are the
   // attempt, so the caller's own repeat is one too, and the key with other options is not.
@@ -77,12 +80,12 @@ export async function startRun(setup: Setup, options: StartRunOptions): Promise<
     runId: givenRunId ?? null,
     deadline: givenDeadline ?? null,
     ttlMs: givenTtlMs ?? null,
-    budget: { calls, perTool },
+    budget: budgets,
   }));
   const request = {
     runId,
     deadline,
-    budget: { calls, perTool },
+    budget: budgets,
     // The run outlives its deadline by a record's TTL, within the one TTL range.
     ttlMs: Math.min(deadline - now + setup.recordTtlMs, MAX_TTL_MS),
     attemptId,
@@ -133,6 +136,7 @@ export function toRunContext(
     budget: Object.freeze({
       calls: state.budget.calls,
       perTool: Object.freeze({ ...state.budget.perTool }),
+      ...(state.budget.cost === undefined ? {} : { cost: state.budget.cost }),
     }),
   });
 }
