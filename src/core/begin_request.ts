@@ -45,6 +45,7 @@ export class PendingBeginRequest implements BeginRequest {
   readonly ttlMs: number;
   readonly now: number;
   readonly startedAt?: number;
+  readonly cost?: number;
   readonly #digest: PendingDigest;
 
   constructor(
@@ -61,6 +62,7 @@ export class PendingBeginRequest implements BeginRequest {
     this.ttlMs = fields.ttlMs;
     this.now = fields.now;
     if (fields.startedAt !== undefined) this.startedAt = fields.startedAt;
+    if (fields.cost !== undefined) this.cost = fields.cost;
     this.#digest = digest;
   }
 

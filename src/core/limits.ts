@@ -29,6 +29,7 @@ import type {
   EndRunRequest,
   ListRunsRequest,
   ReadFactsRequest,
+  RunState,
   StartRunRequest,
 } from "./store.ts";
 
@@ -376,6 +377,31 @@ export function checkPerTool(
  */
 export function checkCost(name: string, value: unknown): number {
   return integerIn(name, value, 0, MAX_COST, "an integer");
+}
+
+/**
+ * The rule of a cost budget, as every store's begin applies it: a call's cost fits when what the
+ * run holds reserved, plus what it spent, plus the cost is within the run's `budget.cost`. A run
+ * without a cost budget takes any cost.
+ *
+ * @param run The run as stored: its `budget.cost` and its `cost` so far (absent: none yet).
+ * @param cost The call's cost.
+ * @returns Whether the call may begin.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { fitsCostBudget } from "@tool-boundary/core/store";
+ * const run = { budget: { calls: 10, perTool: {}, cost: 100 }, cost: { reserved: 30, spent: 60 } };
+ * assert.equal(fitsCostBudget(run, 10), true);
+ * assert.equal(fitsCostBudget(run, 11), false);
+ * ```
+ */
+export function fitsCostBudget(run: Pick<RunState, "budget" | "cost">, cost: number): boolean {
+  const limit = run.budget.cost;
+  if (limit === undefined) return true;
+  const held = run.cost === undefined ? 0 : run.cost.reserved + run.cost.spent;
+  return held + cost <= limit;
 }
 
 /**

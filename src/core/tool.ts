@@ -7,6 +7,7 @@
 import type * as v from "valibot";
 import { isWellFormedName } from "./ids.ts";
 import { jsonSchemaOf } from "./json_schema.ts";
+import { checkCost } from "./limits.ts";
 import type { JsonObject, JsonValue } from "./json.ts";
 import type { RawJson } from "./raw_json.ts";
 import type { ProjectedEvidence, RunInstance } from "./types.ts";
@@ -38,6 +39,17 @@ export interface ExecuteContext {
   run: RunInstance;
   /** The framework's tool call ID. */
   toolCallId: string;
+  /**
+   * Reports what this call actually spent, in the units of its tool's `cost` (an integer, 0 to
+   * `MAX_COST`), while the executor runs: the last value given stands. Complete records it as
+   * the record's `cost.spent`, gives the rest of the reservation back to the run's cost budget,
+   * and keeps any excess (later calls are refused until the budget covers them). Not called:
+   * the call spent its reservation.
+   *
+   * @throws {RangeError} For a value out of range (nothing is settled).
+   * @throws {TypeError} For a tool without a `cost`, or once the tool stage is over.
+   */
+  settle: (spent: number) => void;
 }
 
 /** What a projector receives besides the raw response. */
@@ -96,6 +108,15 @@ export interface ToolDefinition<
   readonly timeoutMs?: number;
   /** Calls this tool may begin per run, unless the run's budget names it. */
   readonly budget?: number;
+  /**
+   * What one call costs, in units the harness chooses (cents, tokens): an integer from 0 to
+   * `MAX_COST`, or a function of the call's input (a copy of the recorded request) that returns
+   * one. Begin reserves it against the run's `budget.cost` atomically with the call counts
+   * (BUDGET_EXHAUSTED when it does not fit: nothing runs); `ctx.settle(n)` reports what the call
+   * spent. A function that throws or returns anything else refuses the call with INVALID_COST.
+   * Absent: the tool's calls are not costed, and no cost budget refuses them.
+   */
+  readonly cost?: number | ((input: Input) => number);
 }
 
 /** A tool definition with its type parameters erased, as the boundary holds it. */
@@ -117,7 +138,9 @@ export type AnyToolDefinition = ToolDefinition<any, any>;
  *   boundary's tool list like any other.
  * @throws {TypeError} When the name is empty or holds a lone surrogate, or `execute`/`project`
  *   are not functions.
- * @throws {RangeError} When `timeoutMs` or `budget` is not a positive integer.
+ * @throws {RangeError} When `timeoutMs` or `budget` is not a positive integer, or a numeric
+ *   `cost` not an integer from 0 to `MAX_COST`.
+ * @throws {TypeError} When `cost` is neither a number nor a function.
  *
  * @example
  * ```ts
@@ -153,29 +176,35 @@ export function defineTool<Input extends Record<string, unknown> = JsonObject, R
     : [Raw] extends [Response] ? JsonValue
     : Raw
 > {
-  if (!isToolName(definition?.name)) {
+  // Read once: every check below is of this copy, and the frozen copy is what was checked.
+  const tool = { ...definition };
+  const name = tool.name;
+  if (!isToolName(name)) {
     throw new TypeError(
       "Cannot define tool: name must be a non-empty string of well-formed Unicode",
     );
   }
-  if (typeof definition.readOnly !== "boolean") {
-    throw new TypeError(`Cannot define tool "${definition.name}": readOnly must be a boolean`);
+  if (typeof tool.readOnly !== "boolean") {
+    throw new TypeError(`Cannot define tool "${name}": readOnly must be a boolean`);
   }
-  if (typeof definition.execute !== "function" || typeof definition.project !== "function") {
-    throw new TypeError(
-      `Cannot define tool "${definition.name}": execute and project must be functions`,
-    );
+  if (typeof tool.execute !== "function" || typeof tool.project !== "function") {
+    throw new TypeError(`Cannot define tool "${name}": execute and project must be functions`);
   }
   for (const key of ["timeoutMs", "budget"] as const) {
-    const value = definition[key];
+    const value = tool[key];
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
-      throw new RangeError(
-        `Cannot define tool "${definition.name}": ${key} must be a positive integer`,
-      );
+      throw new RangeError(`Cannot define tool "${name}": ${key} must be a positive integer`);
     }
   }
+  const cost: unknown = tool.cost;
+  if (cost !== undefined && typeof cost !== "function") {
+    if (typeof cost !== "number") {
+      throw new TypeError(`Cannot define tool "${name}": cost must be a number or a function`);
+    }
+    checkCost(`cost of tool "${name}"`, cost);
+  }
   // Only the never case changes: a projector that takes `never` is never called with data.
-  return Object.freeze({ ...definition }) as AnyToolDefinition;
+  return Object.freeze(tool) as AnyToolDefinition;
 }
 
 const TOOL_ERRORS = new WeakSet<object>();

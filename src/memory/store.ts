@@ -11,6 +11,7 @@ import {
   checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
+  fitsCostBudget,
   MIN_FACT_BYTES,
   ownBudget,
   setOwnBudget,
@@ -222,6 +223,10 @@ export class MemoryStore implements Store, CallIndex, RunIndex, RunSeal {
       budget: { calls: request.budget.calls, perTool: { ...request.budget.perTool } },
       used: { calls: 0, perTool: {} },
     };
+    if (request.budget.cost !== undefined) {
+      state.budget.cost = request.budget.cost;
+      state.cost = { reserved: 0, spent: 0 };
+    }
     const expiresAt = now + request.ttlMs;
     this.#runs.set(request.runId, {
       state,
@@ -289,6 +294,8 @@ export class MemoryStore implements Store, CallIndex, RunIndex, RunSeal {
     const toolUsed = ownBudget(state.used.perTool, request.toolName) ?? 0;
     if (toolLimit !== undefined && toolUsed >= toolLimit) return refuse("TOOL_BUDGET_EXHAUSTED");
     if (state.used.calls >= state.budget.calls) return refuse("RUN_BUDGET_EXHAUSTED");
+    const { cost } = request;
+    if (cost !== undefined && !fitsCostBudget(state, cost)) return refuse("BUDGET_EXHAUSTED");
     this.#sweep(now);
     if (this.#recordCount >= this.#maxRecords) {
       return Promise.reject(new Error("MemoryStore is full: maxRecords reached"));
@@ -311,6 +318,7 @@ export class MemoryStore implements Store, CallIndex, RunIndex, RunSeal {
       seq: record.seq,
     });
     setOwnBudget(state.used.perTool, request.toolName, toolUsed + 1);
+    if (cost !== undefined) (state.cost ??= { reserved: 0, spent: 0 }).reserved += cost;
     return Promise.resolve({ ok: true, record: { ...record }, run: run.begunRun });
   }
 
@@ -332,6 +340,11 @@ export class MemoryStore implements Store, CallIndex, RunIndex, RunSeal {
       const run = this.#liveRun(request.runId, now);
       run?.progress.push(request.toolCallId);
       if (run !== undefined && done.record.status === "ERROR") run.errors++;
+      const cost = done.record.cost;
+      if (run?.state.cost !== undefined && cost !== undefined) {
+        run.state.cost.reserved -= cost.reserved;
+        run.state.cost.spent += cost.spent!;
+      }
       if (done.record.status === "READY") {
         run?.ready.push({ toolCallId: request.toolCallId, expiresAt: done.record.expiresAt });
       }
@@ -453,6 +466,7 @@ export class MemoryStore implements Store, CallIndex, RunIndex, RunSeal {
         endedAt: state.endedAt,
         calls: state.used.calls,
         errors: run.errors,
+        ...(state.cost === undefined ? {} : { cost: { ...state.cost } }),
       });
     }
     return Promise.resolve(pageOf(listed, limit, false));
@@ -618,9 +632,12 @@ function begunRunOf(state: RunState): BegunRun {
 }
 
 function copyRun(state: RunState): RunState {
-  return {
+  const run: RunState = {
     ...state,
     budget: { calls: state.budget.calls, perTool: { ...state.budget.perTool } },
     used: { calls: state.used.calls, perTool: { ...state.used.perTool } },
   };
+  if (state.budget.cost !== undefined) run.budget.cost = state.budget.cost;
+  if (state.cost !== undefined) run.cost = { ...state.cost };
+  return run;
 }

@@ -57,6 +57,7 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
             ttlMs: setup.recordTtlMs,
             now,
             ...(instance === undefined ? {} : { startedAt: instance }),
+            ...(call.cost === undefined ? {} : { cost: call.cost }),
           },
           replay,
           pending,
@@ -73,6 +74,7 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
         ttlMs: setup.recordTtlMs,
         now,
         ...(instance === undefined ? {} : { startedAt: instance }),
+        ...(call.cost === undefined ? {} : { cost: call.cost }),
       });
   } catch (error) {
     return call.refuse("STORE_UNAVAILABLE", error);
@@ -104,6 +106,10 @@ export async function begin(call: Call): Promise<BoundaryResult | null> {
     // Given a run reference, the tool gets the instance the store began in.
     call.run = runInstance(runId, begun.run);
     if (call.run === null) return call.fail("STORE_UNAVAILABLE", null); // no run in the answer
+  }
+  // A store that kept no reservation would let the call past the cost budget: it does not run.
+  if (call.cost !== undefined && begun.record?.cost?.reserved !== call.cost) {
+    return call.fail("STORE_UNAVAILABLE", null, new TypeError("The store kept no cost"));
   }
   if (call.cancelled()) call.fail("CANCELLED", null);
   return null;

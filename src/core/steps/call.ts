@@ -12,7 +12,7 @@
 import { ERROR_MESSAGES, type ErrorCode } from "../errors.ts";
 import { readFailure } from "../failure.ts";
 import type { JsonObject } from "../json.ts";
-import { MAX_TIMER_MS, RECORD_OVERHEAD_BYTES } from "../limits.ts";
+import { checkCost, MAX_TIMER_MS, RECORD_OVERHEAD_BYTES } from "../limits.ts";
 import { utf8ByteLength } from "../utf8.ts";
 import { emit, type Setup } from "../setup.ts";
 import type { CompleteOutcome, StoredRecord } from "../store.ts";
@@ -79,6 +79,13 @@ export class Call {
   rawBytesExact = false;
   /** Why the tool stage was stopped: its time limit or the caller's signal. */
   stopCode: "TOOL_TIMEOUT" | "CANCELLED" | null = null;
+  /** The call's cost (preflight, from the tool's `cost`); `undefined` for a tool without one. */
+  cost: number | undefined = undefined;
+  /** What the tool settled (`ctx.settle`) while its stage ran; `undefined` when it did not. */
+  settled: number | undefined = undefined;
+  /** Whether the executor was called: a call that never ran spends nothing. */
+  toolRan = false;
+  #settling = false;
   #controller: AbortController | undefined = undefined;
   #toolStartedAt = 0;
   #toolBudgetMs = 0;
@@ -119,6 +126,30 @@ export class Call {
       this.toolCallId.length + utf8ByteLength(this.tool.name);
   }
 
+  /**
+   * `ctx.settle` of a tool with a cost: what the call spent, while the tool stage runs; the last
+   * value stands.
+   *
+   * @throws {RangeError} For a value that is not a cost (nothing is settled).
+   * @throws {TypeError} Once the tool stage is over.
+   */
+  settle(spent: number): void {
+    if (!this.#settling) {
+      throw new TypeError("Cannot settle: the tool stage of this call is over");
+    }
+    this.settled = checkCost("spent", spent);
+  }
+
+  /**
+   * What complete writes as the record's `cost.spent`: nothing for a record without a cost; 0 for
+   * one whose tool never ran (cancelled after it began); what the tool settled; else
+   * `undefined`, which spends the reservation.
+   */
+  spent(): number | undefined {
+    if (this.begun?.cost === undefined) return undefined;
+    return this.toolRan ? this.settled : 0;
+  }
+
   /** Refuses the call (nothing recorded by this call): tells the observer, returns the error. */
   refuse(code: ErrorCode, detail?: unknown): ErrorResult {
     return refuse(this.setup, this.runId, this.toolCallId, this.tool.name, code, detail);
@@ -154,6 +185,8 @@ export class Call {
    * run's context is known.
    */
   startTool(timeoutMs: number): AbortSignal {
+    this.toolRan = true;
+    this.#settling = true;
     const controller = this.#controller = new AbortController();
     const startedAt = this.#toolStartedAt = this.setup.clock();
     this.#toolBudgetMs = Math.min(timeoutMs, this.run!.deadline - startedAt, MAX_TIMER_MS);
@@ -191,6 +224,7 @@ export class Call {
 
   /** Ends the tool stage: clears the timer and removes the listener on the caller's signal. */
   disarm(): void {
+    this.#settling = false;
     clearTimeout(this.#timer);
     if (this.#onAbort !== undefined) unlisten(this.signal!, this.#onAbort);
   }

@@ -38,12 +38,13 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
   let proof: RecordProof | undefined;
   try {
     const now = setup.clock();
+    const spent = call.spent();
     // Signed before it is written, and sent with the complete: no round trip of its own.
     const ledger = setup.ledger;
     // invoke checked the key before the call began: its signer is there, no await needed.
     const signed = ledger === undefined || call.begun === null
       ? undefined
-      : await proofOf(ledger.signer ?? await ledger.ready, call, call.begun, outcome, now);
+      : await proofOf(ledger.signer ?? await ledger.ready, call, call.begun, outcome, now, spent);
     // The same request on every try: the same attempt, `now` and proof, so a try that finds the
     // record already written by an earlier one is answered that record.
     const request = {
@@ -53,6 +54,7 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
       outcome,
       now,
       ...(signed === undefined ? {} : { proof: signed }),
+      ...(spent === undefined ? {} : { spent }),
     };
     const completed = await retried(() => setup.store.complete(request), setup.storeRetryMs);
     if (!completed.ok) code = completed.code;
@@ -91,8 +93,9 @@ async function proofOf(
   begun: StoredRecord,
   outcome: CompleteOutcome,
   now: number,
+  spent: number | undefined,
 ): Promise<RecordProof> {
-  const hash = await recordHash(toCanonicalRecord(applyOutcome(begun, outcome, now)));
+  const hash = await recordHash(toCanonicalRecord(applyOutcome(begun, outcome, now, spent)));
   // The instance the call began in: the caller's context, or the one the store's begin answered.
   const message = recordMessage(begun.runId, call.run!.startedAt, begun.toolCallId, hash);
   const sig = await signer.sign(message);

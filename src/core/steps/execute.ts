@@ -35,11 +35,21 @@ export function execute(call: Call): JsonSnapshot | null | Promise<JsonSnapshot 
   const signal = call.startTool(call.tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS);
   let raw: unknown;
   try {
-    raw = call.tool.execute(call.input, { signal, run: call.run!, toolCallId: call.toolCallId });
+    raw = call.tool.execute(call.input, {
+      signal,
+      run: call.run!,
+      toolCallId: call.toolCallId,
+      settle: call.cost === undefined ? withoutCost : (spent: number) => call.settle(spent),
+    });
   } catch (error) {
     return call.threw(error);
   }
   return readRaw(call, raw, true);
+}
+
+/** `ctx.settle` of a tool without a cost: nothing to settle, so a call is a mistake. */
+function withoutCost(): never {
+  throw new TypeError("Cannot settle: this tool has no cost");
 }
 
 /**

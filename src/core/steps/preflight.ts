@@ -18,7 +18,7 @@ import {
   snapshotText,
 } from "../json.ts";
 import type { AnyToolDefinition } from "../tool.ts";
-import { checkEpochMs } from "../limits.ts";
+import { checkCost, checkEpochMs } from "../limits.ts";
 import type { ErrorResult, InputIssue, RunContext, RunRef, ToolCallEnvelope } from "../types.ts";
 import { utf8ByteLength } from "../utf8.ts";
 import type { Setup } from "../setup.ts";
@@ -26,7 +26,8 @@ import { Call, type GivenRun, isAborted, refuse } from "./call.ts";
 
 /**
  * Checks the call itself, in order: the tool call ID, the run, the tool, then (unless the
- * caller has already given up: CANCELLED) the input.
+ * caller has already given up: CANCELLED) the input and, for a tool with a `cost`, the call's
+ * cost (INVALID_COST when its function throws or gives no cost).
  *
  * @returns The call, or the refusal (nothing is recorded).
  * @throws {TypeError} When `run` is neither a run context nor a run reference, or
@@ -83,7 +84,31 @@ export function preflight(
     const { code, error, issues } = parsed;
     return refuse(setup, run.runId, toolCallId, tool.name, code, error, issues);
   }
-  return new Call(setup, run, tool, toolCallId, parsed, signal, startedAt);
+  const call = new Call(setup, run, tool, toolCallId, parsed, signal, startedAt);
+  if (tool.cost !== undefined) {
+    const cost = costOf(tool.cost, parsed.requestJson);
+    if (typeof cost !== "number") {
+      return refuse(setup, run.runId, toolCallId, tool.name, "INVALID_COST", cost.error);
+    }
+    call.cost = cost;
+  }
+  return call;
+}
+
+/**
+ * The call's cost: the tool's number, or what its function returns for a copy of the recorded
+ * request (so that nothing it does reaches what the tool receives), if that is a cost.
+ */
+function costOf(
+  cost: number | ((input: JsonObject) => unknown),
+  requestJson: string,
+): number | { error: unknown } {
+  if (typeof cost === "number") return cost; // checked by defineTool
+  try {
+    return checkCost("cost", cost(JSON.parse(requestJson)));
+  } catch (error) {
+    return { error };
+  }
 }
 
 /**
