@@ -233,4 +233,20 @@ export function callIndexCases(storeSuite: Suite<StoreContext>): void {
       assert.deepEqual((await store.lookupCall(runId, "call_signed"))?.record?.proof, proof);
     },
   );
+
+  suite.test(
+    "lookupCall() and listCalls() give a costed call's record and run with their cost",
+    async (ctx) => {
+      const { store, clock } = ctx;
+      const runId = await storeRun(store, clock, { calls: 10, perTool: {}, cost: 30 });
+      const request = beginRequest(runId, "call_costed", clock, { cost: 12 });
+      assert.equal((await store.begin(request)).ok, true);
+      const looked = await store.lookupCall(runId, "call_costed");
+      assert.deepEqual(looked?.record?.cost, { reserved: 12, spent: null });
+      assert.deepEqual(looked?.record, await store.get(runId, "call_costed"));
+      const listed = await store.listCalls(runId);
+      assert.deepEqual(listed?.run.cost, { reserved: 12, spent: 0 });
+      assert.deepEqual(listed?.run.budget.cost, 30);
+    },
+  );
 }

@@ -48,7 +48,10 @@ export const FAILED: CompleteOutcome = {
 export async function storeRun(
   store: Store,
   clock: () => number,
-  budget: { calls: number; perTool: Record<string, number> } = { calls: 100, perTool: {} },
+  budget: { calls: number; perTool: Record<string, number>; cost?: number } = {
+    calls: 100,
+    perTool: {},
+  },
 ): Promise<string> {
   const runId = uniqueId("run");
   const started = await store.startRun({

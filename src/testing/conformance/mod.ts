@@ -1,7 +1,7 @@
 /**
  * The store conformance suite, split by capability: the required `Store` core (runs, begin,
  * request identity, complete and its proof, TTL, progress and facts, round trips, concurrency,
- * IDs), then each optional capability (`CallIndex`, `RunIndex`, `RunSeal`), checked on the store
+ * IDs, cost budgets), then each optional capability (`CallIndex`, `RunIndex`, `RunSeal`), checked on the store
  * directly; and the boundary on top of it (preflight, records, outcomes, limits, run progress,
  * shared stores, replay and citations; recall and the call list with `CallIndex`), checked
  * through a `ToolBoundary`.
@@ -39,6 +39,7 @@ import { storeBeginCases } from "./store_begin.ts";
 import { storeCallCases } from "./store_calls.ts";
 import { storeCompleteCases } from "./store_complete.ts";
 import { storeConcurrencyCases } from "./store_concurrency.ts";
+import { storeCostCases } from "./store_cost.ts";
 import { storeFactCases } from "./store_facts.ts";
 import { storeIdCases } from "./store_ids.ts";
 import { storeProofCases } from "./store_proof.ts";
@@ -62,6 +63,7 @@ const STORE_CASES: readonly Cases<StoreContext>[] = [
   storeConcurrencyCases,
   storeIdCases,
   storeProofCases,
+  storeCostCases,
 ];
 
 /** The cases of each capability, on the store directly. */

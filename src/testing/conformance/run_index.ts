@@ -11,7 +11,7 @@ import { MAX_LIST_RUNS } from "../../core/limits.ts";
 import { runsCursor } from "../../core/runs_page.ts";
 import type { RunIndex, RunSummary, Store } from "../../core/store.ts";
 import { capabilitySuite, type StoreContext, type Suite, uniqueId } from "./context.ts";
-import { beginAndComplete, beginRequest, FAILED, READY } from "./helpers.ts";
+import { beginAndComplete, beginRequest, FAILED, READY, storeRun } from "./helpers.ts";
 
 /** Most pages a case walks: far more than any case's runs need. */
 const MAX_PAGES = 10_000;
@@ -210,4 +210,32 @@ export function runIndexCases(storeSuite: Suite<StoreContext>): void {
       assert.deepEqual(after, [kept], `limit ${limit}`);
     }
   });
+
+  suite.test(
+    "listRuns() lists a run's cost as getRun reads it, and none for a run without one",
+    async (ctx) => {
+      const { store, clock } = ctx;
+      const costed = await storeRun(store, clock, { calls: 10, perTool: {}, cost: 50 });
+      const plain = await storeRun(store, clock);
+      const request = beginRequest(costed, "call_costed", clock, { cost: 20 });
+      assert.equal((await store.begin(request)).ok, true);
+      await beginAndComplete(ctx, costed, "call_free", READY);
+      const begun = beginRequest(costed, "call_settled", clock, { cost: 10 });
+      assert.equal((await store.begin(begun)).ok, true);
+      const done = await store.complete({
+        runId: costed,
+        toolCallId: "call_settled",
+        attemptId: begun.attemptId,
+        outcome: READY,
+        now: clock(),
+        spent: 4,
+      });
+      assert.equal(done.ok, true);
+      const listed = own(await allPages(store, MAX_LIST_RUNS), [costed, plain]);
+      const byId = new Map(listed.map((run) => [run.runId, run]));
+      assert.deepEqual(byId.get(costed)?.cost, { reserved: 20, spent: 4 });
+      assert.deepEqual(byId.get(costed)?.cost, (await store.getRun(costed))?.cost);
+      assert.equal("cost" in byId.get(plain)!, false);
+    },
+  );
 }
