@@ -127,6 +127,7 @@ export async function directCalls(tool: AnyToolDefinition, calls: number): Promi
       signal: directSignal,
       run: undefined!,
       toolCallId: "call_1",
+      settle: () => {},
     });
     const rawJson = JSON.stringify(result);
     const projection = await tool.project(result, { run: undefined!, toolCallId: "call_1", input });

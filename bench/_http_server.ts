@@ -59,6 +59,7 @@ if (mode === "bare") {
       signal,
       run: undefined!,
       toolCallId: body.toolCallId,
+      settle: () => {},
     }) as LogRaw;
     const rawJson = JSON.stringify(result);
     const projection = await tool.project(result, {

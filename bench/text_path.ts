@@ -90,6 +90,7 @@ async function directTextCalls(text: string, calls: number): Promise<number> {
       signal: directSignal,
       run: undefined!,
       toolCallId: "call_1",
+      settle: () => {},
     }) as string;
     const projection = await textTool.project(JSON.parse(rawText), {
       run: undefined!,

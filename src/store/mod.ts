@@ -74,6 +74,7 @@ export {
   checkListRunsRequest,
   checkReadFactsRequest,
   checkStartRunRequest,
+  fitsCostBudget,
   MIN_FACT_BYTES,
   ownBudget,
   setOwnBudget,
