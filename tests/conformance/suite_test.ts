@@ -114,7 +114,7 @@ Deno.test("a store of the required core alone passes the core cases, and a bound
     assert.equal(cases.some((name) => name.includes(method)), false, method);
   }
   const full = await collect(storeConformance);
-  assert.equal(names.length, full.names.length - 20 + 3, "the capability cases are left out");
+  assert.equal(names.length, full.names.length - 23 + 3, "the capability cases are left out");
   assert.deepEqual(await failing(registered), []);
 
   // The refusals themselves, as a harness meets them.
@@ -198,7 +198,7 @@ Deno.test("declared capabilities are registered at once and checked: a declarati
   });
   const failed = await failing(broken.registered);
   assert.ok(failed[0]?.includes("offers exactly the capabilities declared"), failed[0]);
-  assert.equal(failed.length, 1 + 5, failed.join("\n"));
+  assert.equal(failed.length, 1 + 6, failed.join("\n"));
   assert.ok(failed.slice(1).every((name) => name.includes("listRuns()")));
 
   // A name that is no capability, or one given twice.

@@ -9,10 +9,23 @@ import { ToolBoundary } from "../../core/boundary.ts";
 import { BoundaryError } from "../../core/errors.ts";
 import { type BoundaryContext, capabilitySuite, type Suite, uniqueId } from "./context.ts";
 import { assertError, executed, executedInAll } from "./helpers.ts";
+import { heldCall } from "./boundary_cost.ts";
 
 /** Registers the boundary's `CallIndex` cases. */
 export function boundaryCallIndexCases(boundarySuite: Suite<BoundaryContext>): void {
   const suite = capabilitySuite(boundarySuite, "CallIndex");
+
+  suite.test(
+    "recall() of a costed call caught mid-way is OUTCOME_UNKNOWN, and its reservation stays held",
+    async (ctx) => {
+      const held = await heldCall(ctx);
+      const recalled = await held.second.recall({ runId: held.runId }, held.envelope("call_held"));
+      assertError(recalled, "OUTCOME_UNKNOWN");
+      assert.deepEqual((await ctx.store.getRun(held.runId))?.cost, { reserved: 30, spent: 0 });
+      held.release();
+      assert.equal((await held.pending).status, "READY");
+    },
+  );
 
   suite.test(
     "recall() after the run ended gives the recorded result, replayed: true; another request, a key never begun and an absent run are refused",

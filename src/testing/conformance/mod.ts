@@ -10,6 +10,7 @@
  */
 import { capabilitiesOf, type StoreCapability } from "../../core/capabilities.ts";
 import { boundaryCallIndexCases } from "./boundary_call_index.ts";
+import { boundaryCostCases } from "./boundary_cost.ts";
 import { boundaryLimitCases } from "./boundary_limits.ts";
 import { boundaryOutcomeCases } from "./boundary_outcomes.ts";
 import { boundaryPreflightCases } from "./boundary_preflight.ts";
@@ -82,6 +83,7 @@ const BOUNDARY_CASES: readonly Cases<BoundaryContext>[] = [
   boundaryProgressCases,
   boundarySharedCases,
   boundaryResumeCases,
+  boundaryCostCases,
 ];
 
 /** The cases through a boundary that need a capability. */
