@@ -9,6 +9,7 @@
 // (API.md), which needs nothing but the core.
 import { MemoryStore } from "../memory/store.ts";
 import {
+  checkCost,
   checkTtlMs,
   DEFAULT_AUTHORIZE_TIMEOUT_MS,
   DEFAULT_BUDGET,
@@ -87,7 +88,8 @@ export interface Ledger {
  *   private JWK (or `keyId` not a key ID) or comes with a store that has no `RunSeal`,
  *   `timestamp` is not a function or comes without a `ledgerKey`, or `archive` has no `put`
  *   function (or a `get` that is not one) or comes without a `ledgerKey`.
- * @throws {RangeError} When a limit is not a positive integer, a TTL is not an integer from 1
+ * @throws {RangeError} When a tool's numeric `cost` is not an integer from 0 to `MAX_COST`, a
+ *   limit is not a positive integer, a TTL is not an integer from 1
  *   to `MAX_TTL_MS`, or `storeRetryMs` not an integer from 0 to `MAX_TIMER_MS`.
  */
 export function createSetup(options: ToolBoundaryOptions): Setup {
@@ -104,6 +106,10 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
     }
     if (tools.has(tool.name)) {
       throw new TypeError(`Cannot create ToolBoundary: duplicate tool name "${tool.name}"`);
+    }
+    const cost: unknown = tool.cost;
+    if (cost !== undefined && typeof cost !== "function") {
+      checkCost(`cost of tool "${tool.name}"`, cost);
     }
     tools.set(tool.name, tool);
   }

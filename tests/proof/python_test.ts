@@ -22,6 +22,7 @@ const FILES = [
   "tests/proof/timestamp_test.ts",
   "tests/proof/keys_test.ts",
   "tests/proof/archive_test.ts",
+  "tests/proof/cost_test.ts",
 ];
 
 /**

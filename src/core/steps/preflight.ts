@@ -85,8 +85,9 @@ export function preflight(
     return refuse(setup, run.runId, toolCallId, tool.name, code, error, issues);
   }
   const call = new Call(setup, run, tool, toolCallId, parsed, signal, startedAt);
-  if (tool.cost !== undefined) {
-    const cost = costOf(tool.cost, parsed.requestJson);
+  const priced = tool.cost; // read once: a getter gives one answer
+  if (priced !== undefined) {
+    const cost = costOf(priced, parsed.requestJson);
     if (typeof cost !== "number") {
       return refuse(setup, run.runId, toolCallId, tool.name, "INVALID_COST", cost.error);
     }
@@ -103,8 +104,9 @@ function costOf(
   cost: number | ((input: JsonObject) => unknown),
   requestJson: string,
 ): number | { error: unknown } {
-  if (typeof cost === "number") return cost; // checked by defineTool
   try {
+    // A number is checked again: a tool not made by defineTool was checked only by the boundary.
+    if (typeof cost !== "function") return checkCost("cost", cost);
     return checkCost("cost", cost(JSON.parse(requestJson)));
   } catch (error) {
     return { error };
