@@ -48,6 +48,7 @@ export function commandArb(options: CommandOptions): fc.Arbitrary<Command> {
     ttlMs: options.time ? fc.constantFrom(500, 2_000, 60_000, 600_000) : fc.constant(600_000),
     calls: fc.integer({ min: 1, max: 12 }),
     perTool: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
+    cost: fc.option(fc.integer({ min: 0, max: 10 }), { nil: null }),
   });
   const invoke = fc.record({
     t: fc.constant("invoke" as const),
@@ -100,6 +101,7 @@ export function programArb(options: CommandOptions, maxLength: number): fc.Arbit
     ttlMs: options.time ? fc.constantFrom(2_000, 60_000) : fc.constant(600_000),
     calls: fc.integer({ min: 1, max: 12 }),
     perTool: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
+    cost: fc.option(fc.integer({ min: 0, max: 10 }), { nil: null }),
   });
   return fc.tuple(first, fc.array(commandArb(options), { maxLength, size: "max" })).map((
     [s, rest],

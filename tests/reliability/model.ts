@@ -69,7 +69,15 @@ export type EnvelopeKind = "ok" | "badId" | "mismatch" | "unknownTool";
 
 /** One step of a generated program. */
 export type Command =
-  | { t: "start"; run: number; ttlMs: number; calls: number; perTool: number | null }
+  | {
+    t: "start";
+    run: number;
+    ttlMs: number;
+    calls: number;
+    perTool: number | null;
+    /** The run's cost budget; absent or null: none. */
+    cost?: number | null;
+  }
   | {
     t: "invoke";
     ctx: number;
@@ -95,6 +103,12 @@ interface ModelRun {
   perTool: Record<string, number>;
   used: number;
   usedPerTool: Record<string, number>;
+  /** The cost budget, or null. */
+  cost: number | null;
+  /** What its costed calls spent (every one completes before the next command). */
+  spent: number;
+  /** Whether a costed call began (the run has a `cost` once it has a budget or one did). */
+  costed: boolean;
   ended: boolean;
   /** Completed identities: one group per invoke, a burst's group in any order. */
   progress: string[][];
@@ -118,6 +132,7 @@ interface ModelRecord {
   createdAt: number;
   expiresAt: number;
   agentResult: unknown;
+  cost?: { reserved: number; spent: number | null };
 }
 
 interface ContextEntry {
@@ -318,6 +333,7 @@ export async function runProgram(
       case "start": {
         const runId = RUN_IDS[command.run % RUN_IDS.length]!;
         const perTool = command.perTool === null ? undefined : { t_found: command.perTool };
+        const cost = command.cost ?? null;
         const existing = liveRun(runId);
         let ctx: RunContext | null = null;
         let code: string | null = null;
@@ -325,7 +341,11 @@ export async function runProgram(
           ctx = await sys.boundary.startRun({
             runId,
             ttlMs: command.ttlMs,
-            budget: { calls: command.calls, ...(perTool ? { perTool } : {}) },
+            budget: {
+              calls: command.calls,
+              ...(perTool ? { perTool } : {}),
+              ...(cost === null ? {} : { cost }),
+            },
           });
         } catch (error) {
           code = (error as { code?: string }).code ?? String(error);
@@ -342,7 +362,11 @@ export async function runProgram(
         checkEqual(
           f,
           ctx!.budget,
-          { calls: command.calls, perTool: { t_budget: T_BUDGET, ...perTool } },
+          {
+            calls: command.calls,
+            perTool: { t_budget: T_BUDGET, ...perTool },
+            ...(cost === null ? {} : { cost }),
+          },
           at,
         );
         runs.set(runId, {
@@ -354,6 +378,9 @@ export async function runProgram(
           perTool: { t_budget: T_BUDGET, ...perTool },
           used: 0,
           usedPerTool: {},
+          cost,
+          spent: 0,
+          costed: false,
           ended: false,
           progress: [],
           begun: new Map(),
@@ -392,7 +419,8 @@ export async function runProgram(
         else if (command.env === "unknownTool") expected = "UNKNOWN_TOOL";
         else if (inputCode(command.input, command.tool) !== null) {
           expected = inputCode(command.input, command.tool)!;
-        } else if (behaviour.kind === "NOT_READ_ONLY") expected = "NOT_READ_ONLY";
+        } else if (behaviour.kind === "BAD_COST") expected = "INVALID_COST";
+        else if (behaviour.kind === "NOT_READ_ONLY") expected = "NOT_READ_ONLY";
         else if (entry?.endedHere) expected = "RUN_INACTIVE";
         else if (modelNow >= ctx.deadline) expected = "DEADLINE_EXCEEDED";
         else {
@@ -411,6 +439,10 @@ export async function runProgram(
             (run.usedPerTool[command.tool] ?? 0) >= run.perTool[command.tool]!
           ) expected = "TOOL_BUDGET_EXHAUSTED";
           else if (run.used >= run.calls) expected = "RUN_BUDGET_EXHAUSTED";
+          else if (
+            behaviour.kind === "COSTED" && run.cost !== null &&
+            run.spent + behaviour.cost > run.cost
+          ) expected = "BUDGET_EXHAUSTED";
         }
         const before = sys.counters.execute.get(k) ?? 0;
         const result = await sys.boundary.invoke(ctx, envelope);
@@ -454,7 +486,14 @@ export async function runProgram(
           agentResult: null,
         };
         records.set(k, record);
+        if (behaviour.kind === "COSTED") {
+          // The tool settles before it returns, and nothing in between can fail.
+          record.cost = { reserved: behaviour.cost, spent: behaviour.spent };
+          run.spent += behaviour.spent;
+          run.costed = true;
+        }
         const projects = behaviour.kind === "READY" || behaviour.kind === "CLOCK" ||
+          behaviour.kind === "COSTED" ||
           (behaviour.kind === "ERROR" && behaviour.rawKept);
         if (projects) projections.set(k, (projections.get(k) ?? 0) + 1);
         if (liveRecord(k) === undefined) {
@@ -733,6 +772,7 @@ function checkRecord(
   checkEqual(f, "raw" in r, expected.rawKept, `${at}: raw kept`);
   checkEqual(f, r.agentResult, expected.agentResult, `${at}: agent result`);
   checkEqual(f, r.request, expected.request, `${at}: request`);
+  checkEqual(f, r.cost, expected.cost, `${at}: cost`);
   if (exactClock) {
     checkEqual(f, [r.createdAt, r.expiresAt], [expected.createdAt, expected.expiresAt], at);
   }

@@ -14,7 +14,12 @@ export type ToolBehaviour =
   | { kind: "READY"; evidence: "EVIDENCE_FOUND" | "NO_EVIDENCE" }
   | { kind: "ERROR"; code: ErrorCode; rawKept: boolean }
   | { kind: "NOT_READ_ONLY" }
-  | { kind: "CLOCK" };
+  | { kind: "CLOCK" }
+  | { kind: "COSTED"; cost: number; spent: number }
+  | { kind: "BAD_COST" };
+
+/** What `t_cost` reserves and settles. */
+export const T_COST = { cost: 3, spent: 2 } as const;
 
 /** The model tools by name, with what each must do. */
 export const MODEL_TOOLS: Readonly<Record<string, ToolBehaviour>> = {
@@ -33,6 +38,10 @@ export const MODEL_TOOLS: Readonly<Record<string, ToolBehaviour>> = {
   t_writable: { kind: "NOT_READ_ONLY" },
   // Moves the fake clock forward by input.ms while it runs, then finds evidence.
   t_clock: { kind: "CLOCK" },
+  // Reserves T_COST.cost of the run's cost budget and settles T_COST.spent.
+  t_cost: { kind: "COSTED", ...T_COST },
+  // Its cost function throws: INVALID_COST.
+  t_cost_bad: { kind: "BAD_COST" },
 };
 
 /** The per-tool budget `t_budget` declares. */
@@ -88,6 +97,7 @@ export function modelTools(
       ...extra,
       execute: (input, ctx) => {
         bump(counters.execute, `${ctx.run.runId}/${ctx.toolCallId}`);
+        if (name === "t_cost") ctx.settle(T_COST.spent);
         return execute(input, ctx.signal);
       },
       project: (value, ctx) => {
@@ -131,6 +141,12 @@ export function modelTools(
     })),
     tool("t_proj_timeout", (i) => raw(i, ["x"]), () => new Promise(() => {}), { timeoutMs: 5 }),
     tool("t_writable", (i) => raw(i, ["w"]), found, { readOnly: false }),
+    tool("t_cost", (i) => raw(i, ["priced"]), found, { cost: T_COST.cost }),
+    tool("t_cost_bad", (i) => raw(i, ["unpriced"]), found, {
+      cost: () => {
+        throw new Error(`no price for ${CANARY_SECRET}`);
+      },
+    }),
     tool("t_clock", async (i) => {
       await advanceClock(typeof i.ms === "number" ? i.ms : 0);
       return raw(i, ["clock"]);
