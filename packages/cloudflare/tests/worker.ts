@@ -306,7 +306,7 @@ export class TestObject extends DurableObject {
     const prefix = `schema${crypto.randomUUID().slice(0, 8)}_`;
     new DurableObjectStore(this.#ctx, { prefix });
     const sql = this.#ctx.storage.sql;
-    sql.exec(`UPDATE ${prefix}meta SET value = 2 WHERE key = 'schema'`);
+    sql.exec(`UPDATE ${prefix}meta SET value = 3 WHERE key = 'schema'`);
     let refused = "";
     try {
       new DurableObjectStore(this.#ctx, { prefix });

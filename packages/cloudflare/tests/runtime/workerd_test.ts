@@ -175,9 +175,9 @@ Deno.test("workerd: a sweep is asked once per sooner expiry, and again after the
 Deno.test("workerd: a store refuses tables of a layout it does not know, and leaves them as they are", async () => {
   await serve(async (get) => {
     assert.deepEqual(await get("/schema"), {
-      refused: "DurableObjectStore cannot read the tables <prefix>*: their layout is 2, this " +
-        "version reads 1",
-      schema: 2,
+      refused: "DurableObjectStore cannot read the tables <prefix>*: their layout is 3, this " +
+        "version reads 2",
+      schema: 3,
     });
   });
 });
