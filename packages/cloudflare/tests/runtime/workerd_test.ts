@@ -139,6 +139,73 @@ Deno.test("workerd: 50 parallel calls in one object keep the budget exact and ru
   });
 });
 
+Deno.test("workerd: concurrent begins with a cost never pass the run's cost budget, settles give back exactly, a call never completed keeps its reservation", async () => {
+  await serve(async (get) => {
+    const settled = (spent: number) => JSON.stringify({ reserved: 5, spent });
+    const expected = (expired: unknown) => ({
+      first: { BEGUN: 20, BUDGET_EXHAUSTED: 40 },
+      afterFirst: { cost: { reserved: 100, spent: 0 }, calls: 20 },
+      settled: [...Array(10).fill(settled(2)), ...Array(5).fill(settled(5))],
+      // 5 calls never completed hold 25; 10 spent 2 and 5 their 5: 45.
+      afterSettle: { cost: { reserved: 25, spent: 45 }, calls: 20 },
+      // The refunds (30) make room for exactly 6 more.
+      second: { BEGUN: 6, BUDGET_EXHAUSTED: 54 },
+      afterSecond: { cost: { reserved: 55, spent: 45 }, calls: 26 },
+      exported: {
+        cost: { reserved: 55, spent: 45 },
+        budget: 100,
+        records: {
+          [settled(2)]: 10,
+          [settled(5)]: 5,
+          [JSON.stringify({ reserved: 5, spent: null })]: 11,
+        },
+      },
+      expired,
+      ended: { reserved: 55, spent: 45 },
+    });
+    assert.deepEqual(await get("/cost/namespace"), expected(null), "/cost/namespace");
+    assert.deepEqual(
+      await get("/cost/object"),
+      expected({
+        swept: { records: 26, runs: 0, next: Date.UTC(2026, 0, 1) + 600_000 },
+        records: Array(5).fill(null),
+        // Swept records give nothing back: what their calls reserved stays held.
+        cost: { reserved: 55, spent: 45 },
+        calls: 26,
+        one: { BUDGET_EXHAUSTED: 1 },
+        zero: { BEGUN: 1 },
+        late: false,
+      }),
+      "/cost/object",
+    );
+    assert.deepEqual(await get("/cost/boundary"), {
+      outcomes: { READY: 20, BUDGET_EXHAUSTED: 40 },
+      executed: 20,
+      cost: { reserved: 0, spent: 100 },
+      calls: 20,
+    });
+  });
+});
+
+Deno.test("workerd: tables of layout 1 get the cost columns in place, their rows kept without a cost", async () => {
+  await serve(async (get) => {
+    assert.deepEqual(await get("/migration"), {
+      layout1: { runs: 18, records: 19 },
+      layout2: { runs: 21, records: 21 },
+      added: {
+        runs: ["budget_cost", "cost_reserved", "cost_spent"],
+        records: ["cost_reserved", "cost_spent"],
+      },
+      schema: 2,
+      runHasCost: false,
+      recordKept: true,
+      costed: { reserved: 7, spent: null },
+      runCost: { reserved: 7, spent: 0 },
+      newRun: [10, { reserved: 0, spent: 0 }],
+    });
+  });
+});
+
 Deno.test("workerd: a row over MAX_ROW_BYTES fails its begin or complete whole, before SQLite", async () => {
   await serve(async (get) => {
     const seen = await get("/row-limit") as Record<string, unknown>;
