@@ -3,8 +3,8 @@
  * Durable Objects, their alarms and R2: the store conformance suite run inside workerd (on a
  * `DurableObjectStore` in an object, and on `boundaryStore` over the namespace), 50 parallel
  * calls in one object, cost budgets under concurrent begins, tables of layout 1 migrated, TTL
- * by alarm, an object restarted with its storage kept, two Workers on
- * one run, an `Agent` with the AI SDK adapter, and the R2 archive checked by `verifyRun`.
+ * by alarm, an object restarted with its storage kept, two Workers on one run, an `Agent` with
+ * the AI SDK adapter, and the R2 archive checked by `verifyRun`.
  *
  * The Worker is tests/worker.ts, bundled once; each test serves it in a fresh miniflare.
  */
