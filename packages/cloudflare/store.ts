@@ -350,9 +350,9 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
   }
 
   /**
-   * Layout 1 to 2: adds the cost columns each table of layout 1 lacks, as `NULL` in every row
-   * there (no cost budget, no cost). Only columns a table lacks, so a migration cut short
-   * (which its transaction rules out) would finish the next time.
+   * Layout 1 to 2, in the constructor's transaction: adds the cost columns to the tables, `NULL`
+   * in every row already there (no cost budget, no cost). A column a table already has (read
+   * with `PRAGMA table_info`) is left as it is.
    */
   #addCostColumns(): void {
     for (const [table, columns] of Object.entries(COST_COLUMNS)) {
