@@ -33,6 +33,11 @@ export type RunsPage = Harness.RunsPage;
  */
 export type RunState = Harness.RunState;
 /**
+ * `RunCost` of `@tool-boundary/core/harness`.
+ * @internal
+ */
+export type RunCost = Harness.RunCost;
+/**
  * `RunSummary` of `@tool-boundary/core/harness`.
  * @internal
  */
@@ -173,6 +178,7 @@ export {
   checkStartRunRequest,
   completeTransition,
   factRowOf,
+  fitsCostBudget,
   isSafeRunId,
   isSafeToolCallId,
   MIN_FACT_BYTES,

@@ -13,6 +13,7 @@ import {
   checkStartRunRequest,
   completeTransition,
   factRowOf,
+  fitsCostBudget,
   isSafeRunId,
   isSafeToolCallId,
   MIN_FACT_BYTES,
@@ -39,6 +40,7 @@ import type {
   LookupCallReply,
   ReadFactsReply,
   ReadFactsRequest,
+  RunCost,
   RunIndex,
   RunSeal,
   RunsPage,
@@ -105,9 +107,17 @@ const PREFIX = /^[A-Za-z][A-Za-z0-9_]{0,31}$/;
 
 /**
  * The layout of the ledger's tables, kept in their meta table: a store refuses tables of a layout
- * it does not know (written by a newer version) rather than misread them.
+ * it does not know (written by a newer version) rather than misread them. Layout 1 had no cost
+ * columns; a store of this version adds them to tables of layout 1 (each `NULL` in the rows
+ * there: no cost) and marks them 2, in the transaction that opens them.
  */
-const SCHEMA = 1;
+const SCHEMA = 2;
+
+/** The columns layout 2 added to layout 1, all `INTEGER` and `NULL` for no cost. */
+const COST_COLUMNS = {
+  runs: ["budget_cost", "cost_reserved", "cost_spent"],
+  records: ["cost_reserved", "cost_spent"],
+} as const;
 
 type Row = Record<string, SqlValue>;
 
@@ -131,6 +141,11 @@ interface RunRow extends Row {
   ended_expiry: number | null;
   errors: number;
   seal_json: string | null;
+  /** `budget.cost`, or `null` for a run without a cost budget. */
+  budget_cost: number | null;
+  /** `cost.reserved`, or `null` (with `cost_spent`) while the run has no `cost`. */
+  cost_reserved: number | null;
+  cost_spent: number | null;
 }
 
 /** A record's row. */
@@ -154,6 +169,10 @@ interface RecordRow extends Row {
   proof_hash: string | null;
   proof_sig: string | null;
   proof_key_id: string | null;
+  /** `cost.reserved`, or `null` for a call begun without a cost. */
+  cost_reserved: number | null;
+  /** `cost.spent`: `null` while PROJECTING, and for a call begun without a cost. */
+  cost_spent: number | null;
 }
 
 /** A begun call's row: kept for the life of its run, also after its record expired. */
@@ -172,7 +191,9 @@ interface CallRow extends Row {
  * (`ctx.storage.transactionSync`): its checks and its writes, all or nothing, and no other event
  * of the object runs in between. The rules are `MemoryStore`'s, with the same helpers of
  * `@tool-boundary/core/store`; every capability is there (`listRuns`, `lookupCall`,
- * `listCalls`, `sealRun`, `exportRun`).
+ * `listCalls`, `sealRun`, `exportRun`). A run's cost budget and its `reserved` and `spent` are
+ * columns of its row, and a call's cost of its record's: begin checks and reserves a call's cost
+ * in the transaction that counts the call, so concurrent begins never pass the budget.
  *
  * TTLs are set once, by `expiresAt`: a read never refreshes one, and nothing is served past its
  * expiry (each read compares with the store's clock). A record's `expiresAt` is its `createdAt`
@@ -264,7 +285,10 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
         ended_ready INTEGER,
         ended_expiry INTEGER,
         errors INTEGER NOT NULL,
-        seal_json TEXT
+        seal_json TEXT,
+        budget_cost INTEGER,
+        cost_reserved INTEGER,
+        cost_spent INTEGER
       ) WITHOUT ROWID`,
       `CREATE INDEX IF NOT EXISTS ${prefix}runs_by_start ON ${runs} (started_at, run_id)`,
       `CREATE INDEX IF NOT EXISTS ${prefix}runs_by_expiry ON ${runs} (expires_at)`,
@@ -300,6 +324,8 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
         proof_hash TEXT,
         proof_sig TEXT,
         proof_key_id TEXT,
+        cost_reserved INTEGER,
+        cost_spent INTEGER,
         PRIMARY KEY (run_id, tool_call_id)
       ) WITHOUT ROWID`,
       `CREATE INDEX IF NOT EXISTS ${prefix}records_by_expiry ON ${records} (expires_at)`,
@@ -308,13 +334,35 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
     ];
     for (const statement of statements) this.#sql.exec(statement);
     this.#exec(`INSERT OR IGNORE INTO ${meta} (key, value) VALUES ('schema', ?)`, SCHEMA);
-    const schema = this.#one<{ value: number }>(
+    let schema = this.#one<{ value: number }>(
       `SELECT value FROM ${meta} WHERE key = 'schema'`,
     )!.value;
+    if (schema === 1) {
+      this.#addCostColumns();
+      this.#exec(`UPDATE ${meta} SET value = ? WHERE key = 'schema'`, SCHEMA);
+      schema = SCHEMA;
+    }
     if (schema !== SCHEMA) {
       throw new Error(
         `DurableObjectStore cannot read the tables ${prefix}*: their layout is ${schema}, this version reads ${SCHEMA}`,
       );
+    }
+  }
+
+  /**
+   * Layout 1 to 2, in the constructor's transaction: adds the cost columns to the tables, `NULL`
+   * in every row already there (no cost budget, no cost). A column a table already has (read
+   * with `PRAGMA table_info`) is left as it is.
+   */
+  #addCostColumns(): void {
+    for (const [table, columns] of Object.entries(COST_COLUMNS)) {
+      const name = this.#t[table as keyof typeof COST_COLUMNS];
+      const has = new Set(
+        this.#rows<{ name: string }>(`PRAGMA table_info(${name})`).map((row) => row.name),
+      );
+      for (const column of columns) {
+        if (!has.has(column)) this.#sql.exec(`ALTER TABLE ${name} ADD COLUMN ${column} INTEGER`);
+      }
     }
   }
 
@@ -335,11 +383,16 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
       const budgetPerTool = JSON.stringify({ ...request.budget.perTool });
       checkRowBytes("run", budgetPerTool);
       const expiresAt = now + request.ttlMs;
+      // A cost budget counts from nothing; a run without one has no cost until a costed call.
+      const budgetCost = request.budget.cost ?? null;
+      const costStart = budgetCost === null ? null : 0;
       this.#exec(
         `INSERT INTO ${this.#t.runs} (run_id, attempt_id, status, deadline, started_at, ended_at,
           budget_calls, budget_per_tool, used_calls, used_per_tool, expires_at, done_count,
-          ready_count, ended_done, ended_ready, ended_expiry, errors, seal_json)
-        VALUES (?, ?, 'ACTIVE', ?, ?, NULL, ?, ?, 0, '{}', ?, 0, 0, NULL, NULL, NULL, 0, NULL)`,
+          ready_count, ended_done, ended_ready, ended_expiry, errors, seal_json, budget_cost,
+          cost_reserved, cost_spent)
+        VALUES (?, ?, 'ACTIVE', ?, ?, NULL, ?, ?, 0, '{}', ?, 0, 0, NULL, NULL, NULL, 0, NULL, ?, ?,
+          ?)`,
         request.runId,
         request.attemptId,
         request.deadline,
@@ -347,6 +400,9 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
         request.budget.calls,
         budgetPerTool,
         expiresAt,
+        budgetCost,
+        costStart,
+        costStart,
       );
       this.#expiresAt(expiresAt);
       return { ok: true as const, run: runStateOf(this.#liveRun(request.runId, now)!) };
@@ -392,6 +448,12 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
       const toolUsed = ownBudget(used, request.toolName) ?? 0;
       if (toolLimit !== undefined && toolUsed >= toolLimit) return refusal("TOOL_BUDGET_EXHAUSTED");
       if (run.used_calls >= run.budget_calls) return refusal("RUN_BUDGET_EXHAUSTED");
+      // The cost is checked and reserved in this transaction, with the call counts: no other
+      // begin of the object reads the run in between.
+      const { cost } = request;
+      if (cost !== undefined && !fitsCostBudget(costStateOf(run), cost)) {
+        return refusal("BUDGET_EXHAUSTED");
+      }
       // The record's own times agree (expiresAt = createdAt + TTL, both on the caller's clock, as
       // UpstashStore writes them); this store's clock decides when that time has come.
       const seq = run.used_calls + 1;
@@ -410,9 +472,12 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
         request.attemptId,
       );
       this.#exec(
-        `UPDATE ${this.#t.runs} SET used_calls = ?, used_per_tool = ? WHERE run_id = ?`,
+        `UPDATE ${this.#t.runs} SET used_calls = ?, used_per_tool = ?, cost_reserved = ?,
+          cost_spent = ? WHERE run_id = ?`,
         seq,
         usedPerTool,
+        cost === undefined ? run.cost_reserved : (run.cost_reserved ?? 0) + cost,
+        cost === undefined ? run.cost_spent : run.cost_spent ?? 0,
         runId,
       );
       this.#expiresAt(record.expiresAt);
@@ -449,12 +514,16 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
             runId,
             toolCallId,
           );
+          // A costed call settles: its reservation leaves `reserved`, what it spent joins `spent`.
+          const cost = run.cost_reserved === null ? undefined : record.cost;
           this.#exec(
-            `UPDATE ${this.#t.runs} SET done_count = ?, ready_count = ?, errors = ?
-            WHERE run_id = ?`,
+            `UPDATE ${this.#t.runs} SET done_count = ?, ready_count = ?, errors = ?,
+              cost_reserved = ?, cost_spent = ? WHERE run_id = ?`,
             donePos,
             readyPos ?? run.ready_count,
             run.errors + (record.status === "ERROR" ? 1 : 0),
+            cost === undefined ? run.cost_reserved : run.cost_reserved! - cost.reserved,
+            cost === undefined ? run.cost_spent : (run.cost_spent ?? 0) + (cost.spent ?? 0),
             runId,
           );
         }
@@ -594,7 +663,8 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
   listRuns(request: ListRunsRequest): Promise<RunsPage> {
     return this.#read(() => {
       const { limit, after } = checkListRunsRequest(request);
-      const columns = "run_id, status, started_at, ended_at, used_calls, errors";
+      const columns =
+        "run_id, status, started_at, ended_at, used_calls, errors, cost_reserved, cost_spent";
       // One more than the page, to tell whether there is a next one.
       const rows = after === null
         ? this.#rows<RunRow>(
@@ -613,14 +683,19 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
           after.runId,
           limit + 1,
         );
-      const listed: RunSummary[] = rows.map((row) => ({
-        runId: row.run_id,
-        status: row.status,
-        startedAt: row.started_at,
-        endedAt: row.ended_at,
-        calls: row.used_calls,
-        errors: row.errors,
-      }));
+      const listed: RunSummary[] = rows.map((row) => {
+        const summary: RunSummary = {
+          runId: row.run_id,
+          status: row.status,
+          startedAt: row.started_at,
+          endedAt: row.ended_at,
+          calls: row.used_calls,
+          errors: row.errors,
+        };
+        const cost = runCostOf(row);
+        if (cost !== undefined) summary.cost = cost;
+        return summary;
+      });
       const runs = listed.slice(0, limit);
       const last = runs[runs.length - 1];
       return { runs, next: listed.length > limit && last !== undefined ? runsCursor(last) : null };
@@ -857,8 +932,8 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
       `INSERT OR REPLACE INTO ${this.#t.records} (run_id, tool_call_id, tool_name, status,
         evidence, request_json, raw_json, agent_result_json, error_code, attempt_id, seq,
         created_at, updated_at, expires_at, failure_name, failure_message, proof_hash, proof_sig,
-        proof_key_id)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL)`,
+        proof_key_id, cost_reserved, cost_spent)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, NULL, ?, ?)`,
       record.runId,
       record.toolCallId,
       record.toolName,
@@ -873,6 +948,8 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
       record.createdAt,
       record.updatedAt,
       record.expiresAt,
+      record.cost?.reserved ?? null,
+      record.cost?.spent ?? null,
     );
   }
 
@@ -883,7 +960,7 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
     this.#exec(
       `UPDATE ${this.#t.records} SET status = ?, evidence = ?, raw_json = ?,
         agent_result_json = ?, error_code = ?, updated_at = ?, failure_name = ?,
-        failure_message = ?, proof_hash = ?, proof_sig = ?, proof_key_id = ?
+        failure_message = ?, proof_hash = ?, proof_sig = ?, proof_key_id = ?, cost_spent = ?
       WHERE run_id = ? AND tool_call_id = ?`,
       record.status,
       record.evidence,
@@ -896,6 +973,7 @@ export class DurableObjectStore implements Store, CallIndex, RunIndex, RunSeal {
       proof?.hash ?? null,
       proof?.sig ?? null,
       proof?.keyId ?? null,
+      record.cost?.spent ?? null,
       record.runId,
       record.toolCallId,
     );
@@ -947,7 +1025,7 @@ function begunRunOf(row: RunRow): BegunRun {
 }
 
 function runStateOf(row: RunRow): RunState {
-  return {
+  const state: RunState = {
     runId: row.run_id,
     status: row.status,
     deadline: row.deadline,
@@ -957,6 +1035,28 @@ function runStateOf(row: RunRow): RunState {
     budget: { calls: row.budget_calls, perTool: JSON.parse(row.budget_per_tool) },
     used: { calls: row.used_calls, perTool: JSON.parse(row.used_per_tool) },
   };
+  if (row.budget_cost !== null) state.budget.cost = row.budget_cost;
+  const cost = runCostOf(row);
+  if (cost !== undefined) state.cost = cost;
+  return state;
+}
+
+/** The run's `cost`: absent until it has a cost budget or began a costed call. */
+function runCostOf(row: Pick<RunRow, "cost_reserved" | "cost_spent">): RunCost | undefined {
+  return row.cost_reserved === null
+    ? undefined
+    : { reserved: row.cost_reserved, spent: row.cost_spent ?? 0 };
+}
+
+/** What `fitsCostBudget` reads of a run: its `budget.cost` and its `cost`. */
+function costStateOf(row: RunRow): Pick<RunState, "budget" | "cost"> {
+  const state: Pick<RunState, "budget" | "cost"> = {
+    budget: { calls: row.budget_calls, perTool: {} },
+  };
+  if (row.budget_cost !== null) state.budget.cost = row.budget_cost;
+  const cost = runCostOf(row);
+  if (cost !== undefined) state.cost = cost;
+  return state;
 }
 
 function recordOf(row: RecordRow): StoredRecord {
@@ -976,6 +1076,9 @@ function recordOf(row: RecordRow): StoredRecord {
     updatedAt: row.updated_at,
     expiresAt: row.expires_at,
   };
+  if (row.cost_reserved !== null) {
+    record.cost = { reserved: row.cost_reserved, spent: row.cost_spent };
+  }
   if (row.failure_name !== null) {
     record.failure = { name: row.failure_name, message: row.failure_message };
   }

@@ -16,7 +16,7 @@ import {
   generateLedgerKeys,
   ToolBoundary,
 } from "@tool-boundary/core";
-import type { Store } from "@tool-boundary/core/store";
+import type { BeginReply, RunSeal, Store } from "@tool-boundary/core/store";
 import { type ConformanceOptions, storeConformance } from "@tool-boundary/core/testing";
 import { verifyRun } from "@tool-boundary/core/verify";
 import { aiSdkTools } from "@tool-boundary/ai-sdk";
@@ -131,6 +131,149 @@ async function concurrency(store: Store): Promise<unknown> {
     mostPerId: Math.max(...executed),
     repeated,
     sameExecutions: executions.get("call_same") ?? 0,
+  };
+}
+
+/** What each begin answered: BEGUN, or its refusal's code. */
+function begunTally(replies: BeginReply[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const reply of replies) {
+    const key = reply.ok ? "BEGUN" : reply.code;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/**
+ * Cost budgets on `store`, with its clock: 60 begins of cost 5 at once against a budget of 100
+ * (exactly 20 begin), 15 of them settled at once (10 spent 2, 5 their reservation) and 5 never
+ * completed, then 60 more at once (exactly the 6 the refunds made room for), and the export.
+ * `expire`, when given, moves the clock past the records' TTL and sweeps them, before the end.
+ */
+async function costBudget(
+  store: Store & RunSeal,
+  clock: () => number,
+  expire?: () => Promise<unknown>,
+): Promise<unknown> {
+  const runId = `run-cost-${crypto.randomUUID()}`;
+  await store.startRun({
+    runId,
+    deadline: clock() + 600_000,
+    budget: { calls: 200, perTool: {}, cost: 100 },
+    ttlMs: 600_000,
+    attemptId: "start",
+    now: clock(),
+  });
+  const begin = (toolCallId: string, cost = 5) =>
+    store.begin({
+      runId,
+      toolCallId,
+      toolName: "metered",
+      requestJson: "{}",
+      requestDigest: `digest-${toolCallId}`,
+      attemptId: `attempt-${toolCallId}`,
+      ttlMs: 60_000,
+      now: clock(),
+      cost,
+    });
+  const wave = (from: number) =>
+    Promise.all(Array.from({ length: 60 }, (_, i) => begin(`call_${from + i}`)));
+  const runCost = async () => {
+    const run = await store.getRun(runId);
+    return { cost: run?.cost, calls: run?.used.calls };
+  };
+  const first = await wave(0);
+  const begun = first.flatMap((reply) => reply.ok ? [reply.record] : [])
+    .sort((a, b) => a.seq - b.seq).map((record) => record.toolCallId);
+  const afterFirst = await runCost();
+  const complete = (toolCallId: string, spent?: number) =>
+    store.complete({
+      runId,
+      toolCallId,
+      attemptId: `attempt-${toolCallId}`,
+      now: clock(),
+      outcome: spent === undefined
+        ? { status: "ERROR", errorCode: "EXECUTION_FAILED", rawJson: null }
+        : { status: "READY", evidence: "NO_EVIDENCE", rawJson: "{}", agentResultJson: "{}" },
+      ...(spent === undefined ? {} : { spent }),
+    });
+  const settled = await Promise.all([
+    ...begun.slice(0, 10).map((id) => complete(id, 2)),
+    ...begun.slice(10, 15).map((id) => complete(id)),
+  ]);
+  const afterSettle = await runCost();
+  const second = await wave(100);
+  const afterSecond = await runCost();
+  const exported = await store.exportRun(runId);
+  const costs: Record<string, number> = {};
+  for (const call of exported?.calls ?? []) {
+    const key = JSON.stringify(call.record?.cost ?? null);
+    costs[key] = (costs[key] ?? 0) + 1;
+  }
+  const crashed = begun.slice(15);
+  let expired: unknown = null;
+  if (expire !== undefined) {
+    const swept = await expire();
+    expired = {
+      swept,
+      records: await Promise.all(crashed.map((id) => store.get(runId, id))),
+      ...await runCost(),
+      // Held by calls that never completed: a cost of 1 does not fit, a cost of 0 does.
+      one: begunTally([await begin("call_one", 1)]),
+      zero: begunTally([await begin("call_zero", 0)]),
+      late: (await complete(crashed[0]!, 0)).ok,
+    };
+  }
+  const ended = await store.endRun({ runId, now: clock() });
+  return {
+    first: begunTally(first),
+    afterFirst,
+    settled: settled.map((reply) => reply.ok ? JSON.stringify(reply.record.cost) : reply.code)
+      .sort(),
+    afterSettle,
+    second: begunTally(second),
+    afterSecond,
+    exported: { cost: exported?.run.cost, budget: exported?.run.budget.cost, records: costs },
+    expired,
+    ended: ended.ok ? ended.run.cost : ended.code,
+  };
+}
+
+/**
+ * 60 invokes at once of a tool of cost 5, through a boundary, against a budget of 100: exactly
+ * 20 run, each spending its reservation.
+ */
+async function costBoundary(store: Store): Promise<unknown> {
+  const executions = new Map<string, number>();
+  const metered = defineTool({
+    name: "metered",
+    readOnly: true,
+    cost: 5,
+    input: v.object({ key: v.string() }),
+    execute: async ({ key }, { toolCallId }) => {
+      executions.set(toolCallId, (executions.get(toolCallId) ?? 0) + 1);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return { key };
+    },
+    project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "metered", content: raw }),
+  });
+  const boundary = new ToolBoundary({ store, tools: [metered] });
+  const run = await boundary.startRun({ ttlMs: 60_000, budget: { calls: 100, cost: 100 } });
+  const results = await Promise.all(
+    Array.from({ length: 60 }, (_, i) =>
+      boundary.invoke(run, {
+        toolCallId: `call_${i}`,
+        runId: run.runId,
+        toolName: "metered",
+        input: { key: `k${i}` },
+      })),
+  );
+  const state = await store.getRun(run.runId);
+  return {
+    outcomes: tally(results),
+    executed: executions.size,
+    cost: state?.cost,
+    calls: state?.used.calls,
   };
 }
 
@@ -301,12 +444,111 @@ export class TestObject extends DurableObject {
     };
   }
 
+  /**
+   * Cost budgets on a store in this object's storage, with a clock moved past the records' TTL
+   * at the end: a reservation whose call never completed stays held once its record is swept.
+   */
+  costBudget(): Promise<unknown> {
+    let now = Date.UTC(2026, 0, 1);
+    const clock = () => now;
+    const store = new DurableObjectStore(this.#ctx, {
+      prefix: `cost${crypto.randomUUID().slice(0, 8)}_`,
+      clock,
+      scheduleSweep: () => {},
+    });
+    return costBudget(store, clock, () => {
+      now += 120_000;
+      return store.sweep();
+    });
+  }
+
+  /**
+   * Tables of layout 1 (before cost budgets), with a run and a completed call: a store of this
+   * version adds the cost columns in place, the rows kept (without a cost), and marks them 2.
+   */
+  async migration(): Promise<unknown> {
+    const prefix = `mig${crypto.randomUUID().slice(0, 8)}_`;
+    const sql = this.#ctx.storage.sql;
+    const now = Date.now();
+    const before = new DurableObjectStore(this.#ctx, { prefix, scheduleSweep: () => {} });
+    await before.startRun({
+      runId: "run-old",
+      deadline: now + 600_000,
+      budget: { calls: 5, perTool: {} },
+      ttlMs: 600_000,
+      attemptId: "start",
+      now,
+    });
+    const request = (toolCallId: string, cost?: number) => ({
+      runId: "run-old",
+      toolCallId,
+      toolName: "lookup",
+      requestJson: "{}",
+      requestDigest: `digest-${toolCallId}`,
+      attemptId: `attempt-${toolCallId}`,
+      ttlMs: 600_000,
+      now,
+      ...(cost === undefined ? {} : { cost }),
+    });
+    await before.begin(request("call_old"));
+    await before.complete({
+      runId: "run-old",
+      toolCallId: "call_old",
+      attemptId: "attempt-call_old",
+      now,
+      outcome: { status: "READY", evidence: "NO_EVIDENCE", rawJson: "{}", agentResultJson: "{}" },
+    });
+    const oldRecord = await before.get("run-old", "call_old");
+    // Layout 1: the same tables without the cost columns.
+    const columns = (table: string) =>
+      sql.exec<{ name: string }>(`PRAGMA table_info(${prefix}${table})`).toArray()
+        .map((row) => row.name);
+    for (const column of ["budget_cost", "cost_reserved", "cost_spent"]) {
+      sql.exec(`ALTER TABLE ${prefix}runs DROP COLUMN ${column}`);
+    }
+    for (const column of ["cost_reserved", "cost_spent"]) {
+      sql.exec(`ALTER TABLE ${prefix}records DROP COLUMN ${column}`);
+    }
+    sql.exec(`UPDATE ${prefix}meta SET value = 1 WHERE key = 'schema'`);
+    const layout1 = { runs: columns("runs").length, records: columns("records").length };
+    const store = new DurableObjectStore(this.#ctx, { prefix, scheduleSweep: () => {} });
+    // Opened again: already layout 2, nothing to add.
+    new DurableObjectStore(this.#ctx, { prefix, scheduleSweep: () => {} });
+    const [schema] = sql.exec<{ value: number }>(
+      `SELECT value FROM ${prefix}meta WHERE key = 'schema'`,
+    ).toArray();
+    const run = await store.getRun("run-old");
+    const record = await store.get("run-old", "call_old");
+    const costed = await store.begin(request("call_new", 7));
+    return {
+      layout1,
+      layout2: { runs: columns("runs").length, records: columns("records").length },
+      added: {
+        runs: columns("runs").slice(layout1.runs),
+        records: columns("records").slice(layout1.records),
+      },
+      schema: schema!.value,
+      runHasCost: run !== null && ("cost" in run || "cost" in run.budget),
+      recordKept: JSON.stringify(record) === JSON.stringify(oldRecord),
+      costed: costed.ok ? costed.record.cost : costed.code,
+      runCost: (await store.getRun("run-old"))?.cost,
+      newRun: await store.startRun({
+        runId: "run-new",
+        deadline: now + 600_000,
+        budget: { calls: 5, perTool: {}, cost: 10 },
+        ttlMs: 600_000,
+        attemptId: "start",
+        now,
+      }).then((reply) => reply.ok ? [reply.run.budget.cost, reply.run.cost] : reply.code),
+    };
+  }
+
   /** Tables of a layout this version does not know: the store refuses them, writing nothing. */
   schema(): unknown {
     const prefix = `schema${crypto.randomUUID().slice(0, 8)}_`;
     new DurableObjectStore(this.#ctx, { prefix });
     const sql = this.#ctx.storage.sql;
-    sql.exec(`UPDATE ${prefix}meta SET value = 2 WHERE key = 'schema'`);
+    sql.exec(`UPDATE ${prefix}meta SET value = 3 WHERE key = 'schema'`);
     let refused = "";
     try {
       new DurableObjectStore(this.#ctx, { prefix });
@@ -568,6 +810,18 @@ async function route(request: Request, env: Env): Promise<unknown> {
     case "/scheduling": {
       const object = env.TEST.get(env.TEST.idFromName("scheduling")) as TestObject;
       return object.scheduling();
+    }
+    case "/cost/object": {
+      const object = env.TEST.get(env.TEST.idFromName("cost")) as TestObject;
+      return object.costBudget();
+    }
+    case "/cost/namespace":
+      return costBudget(boundaryStore(env.LEDGER), Date.now);
+    case "/cost/boundary":
+      return costBoundary(boundaryStore(env.LEDGER));
+    case "/migration": {
+      const object = env.TEST.get(env.TEST.idFromName("migration")) as TestObject;
+      return object.migration();
     }
     case "/schema": {
       const object = env.TEST.get(env.TEST.idFromName("schema")) as TestObject;

@@ -2,8 +2,9 @@
  * The ledger inside Cloudflare, in workerd (through miniflare, from Node), with SQLite-backed
  * Durable Objects, their alarms and R2: the store conformance suite run inside workerd (on a
  * `DurableObjectStore` in an object, and on `boundaryStore` over the namespace), 50 parallel
- * calls in one object, TTL by alarm, an object restarted with its storage kept, two Workers on
- * one run, an `Agent` with the AI SDK adapter, and the R2 archive checked by `verifyRun`.
+ * calls in one object, cost budgets under concurrent begins, tables of layout 1 migrated, TTL
+ * by alarm, an object restarted with its storage kept, two Workers on one run, an `Agent` with
+ * the AI SDK adapter, and the R2 archive checked by `verifyRun`.
  *
  * The Worker is tests/worker.ts, bundled once; each test serves it in a fresh miniflare.
  */
@@ -139,6 +140,73 @@ Deno.test("workerd: 50 parallel calls in one object keep the budget exact and ru
   });
 });
 
+Deno.test("workerd: concurrent begins with a cost never pass the run's cost budget, settles give back exactly, a call never completed keeps its reservation", async () => {
+  await serve(async (get) => {
+    const settled = (spent: number) => JSON.stringify({ reserved: 5, spent });
+    const expected = (expired: unknown) => ({
+      first: { BEGUN: 20, BUDGET_EXHAUSTED: 40 },
+      afterFirst: { cost: { reserved: 100, spent: 0 }, calls: 20 },
+      settled: [...Array(10).fill(settled(2)), ...Array(5).fill(settled(5))],
+      // 5 calls never completed hold 25; 10 spent 2 and 5 their 5: 45.
+      afterSettle: { cost: { reserved: 25, spent: 45 }, calls: 20 },
+      // The refunds (30) make room for exactly 6 more.
+      second: { BEGUN: 6, BUDGET_EXHAUSTED: 54 },
+      afterSecond: { cost: { reserved: 55, spent: 45 }, calls: 26 },
+      exported: {
+        cost: { reserved: 55, spent: 45 },
+        budget: 100,
+        records: {
+          [settled(2)]: 10,
+          [settled(5)]: 5,
+          [JSON.stringify({ reserved: 5, spent: null })]: 11,
+        },
+      },
+      expired,
+      ended: { reserved: 55, spent: 45 },
+    });
+    assert.deepEqual(await get("/cost/namespace"), expected(null), "/cost/namespace");
+    assert.deepEqual(
+      await get("/cost/object"),
+      expected({
+        swept: { records: 26, runs: 0, next: Date.UTC(2026, 0, 1) + 600_000 },
+        records: Array(5).fill(null),
+        // Swept records give nothing back: what their calls reserved stays held.
+        cost: { reserved: 55, spent: 45 },
+        calls: 26,
+        one: { BUDGET_EXHAUSTED: 1 },
+        zero: { BEGUN: 1 },
+        late: false,
+      }),
+      "/cost/object",
+    );
+    assert.deepEqual(await get("/cost/boundary"), {
+      outcomes: { READY: 20, BUDGET_EXHAUSTED: 40 },
+      executed: 20,
+      cost: { reserved: 0, spent: 100 },
+      calls: 20,
+    });
+  });
+});
+
+Deno.test("workerd: tables of layout 1 get the cost columns in place, their rows kept without a cost", async () => {
+  await serve(async (get) => {
+    assert.deepEqual(await get("/migration"), {
+      layout1: { runs: 18, records: 19 },
+      layout2: { runs: 21, records: 21 },
+      added: {
+        runs: ["budget_cost", "cost_reserved", "cost_spent"],
+        records: ["cost_reserved", "cost_spent"],
+      },
+      schema: 2,
+      runHasCost: false,
+      recordKept: true,
+      costed: { reserved: 7, spent: null },
+      runCost: { reserved: 7, spent: 0 },
+      newRun: [10, { reserved: 0, spent: 0 }],
+    });
+  });
+});
+
 Deno.test("workerd: a row over MAX_ROW_BYTES fails its begin or complete whole, before SQLite", async () => {
   await serve(async (get) => {
     const seen = await get("/row-limit") as Record<string, unknown>;
@@ -175,9 +243,9 @@ Deno.test("workerd: a sweep is asked once per sooner expiry, and again after the
 Deno.test("workerd: a store refuses tables of a layout it does not know, and leaves them as they are", async () => {
   await serve(async (get) => {
     assert.deepEqual(await get("/schema"), {
-      refused: "DurableObjectStore cannot read the tables <prefix>*: their layout is 2, this " +
-        "version reads 1",
-      schema: 2,
+      refused: "DurableObjectStore cannot read the tables <prefix>*: their layout is 3, this " +
+        "version reads 2",
+      schema: 3,
     });
   });
 });
