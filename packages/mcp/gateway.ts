@@ -10,13 +10,15 @@
  *
  * ```json
  * [{ "url": "https://mcp.example.com/mcp", "trusted": true, "readOnly": { "get-env": false },
- *    "prefix": "docs_", "headers": { "authorization": "Bearer ..." }, "timeoutMs": 30000 },
+ *    "prefix": "docs_", "headers": { "authorization": "Bearer ..." }, "timeoutMs": 30000,
+ *    "cost": 2, "toolCosts": { "search": 5 } },
  *  { "command": "node", "args": ["server.js", "/srv/notes"], "env": { "LOG": "1" },
  *    "cwd": "/srv", "readOnly": { "read_file": true } }]
  * ```
  *
  * The rest are the options of `mcpTools` (`trusted` defaults to false: nothing runs unless
- * `readOnly` names it), plus the HTTP headers sent to a `url`, or the arguments, extra
+ * `readOnly` names it; `cost` is what a call of each of its tools costs against a run's
+ * `budget.cost`, `toolCosts` the same by upstream tool name, over `cost`), plus the HTTP headers sent to a `url`, or the arguments, extra
  * environment and working directory of a `command`. The stdio transport needs
  * `node:child_process`, so it lives in its own entry, `@tool-boundary/mcp/stdio`, which a
  * Workers bundle leaves out; {@linkcode connectGateway} is given it as `stdio`.
@@ -46,6 +48,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import type { JsonSchemaType, JsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import type { AnyToolDefinition } from "@tool-boundary/core";
 import { MAX_TIMEOUT_MS, type McpClient, mcpTools } from "./mod.ts";
+import { COST_RULE, isCost } from "./cost.ts";
 
 // `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
 // aliases name them for the docs.
@@ -83,6 +86,10 @@ export interface UpstreamOptions {
   prefix?: string;
   /** Milliseconds a call may take. */
   timeoutMs?: number;
+  /** Cost units of a call of each of its tools, against the run's `budget.cost`. */
+  cost?: number;
+  /** Cost units of a call by upstream tool name, over `cost`. */
+  toolCosts?: Record<string, number>;
 }
 
 /**
@@ -162,7 +169,7 @@ const isRecordOf = (check: (value: unknown) => boolean) => (value: unknown) =>
 const ENV_ENTRY = ([name, value]: [string, unknown]) =>
   /^[^=\0]+$/.test(name) && typeof value === "string" && !value.includes("\0");
 
-// `readOnly`, `headers` and `env` are checked by hand: valibot's `record` leaves out keys named
+// `readOnly`, `toolCosts`, `headers` and `env` are checked by hand: valibot's `record` leaves out keys named
 // like Object.prototype's, and a dropped `"constructor": false` would let that tool run.
 const OPTIONS = {
   trusted: v.optional(v.boolean()),
@@ -184,23 +191,33 @@ const OPTIONS = {
       ),
     ),
   ),
-};
-
-const HTTP_UPSTREAM = v.strictObject({
-  // Messages of their own: valibot's would quote the URL, and a query string may hold a key.
-  url: v.pipe(
-    v.string("url must be a string"),
-    v.url("url must be an absolute URL"),
-    v.regex(/^https?:/i, "url must be http or https"),
-  ),
-  headers: v.optional(
-    v.custom<Record<string, string>>(
-      isRecordOf((value) => typeof value === "string"),
-      "headers must map names to strings",
+  cost: v.optional(v.custom<number>(isCost, `cost must be ${COST_RULE}`)),
+  toolCosts: v.optional(
+    v.custom<Record<string, number>>(
+      isRecordOf(isCost),
+      `toolCosts must map tool names to ${COST_RULE}`,
     ),
   ),
-  ...OPTIONS,
-}, "an upstream with a url has only url, headers, trusted, readOnly, prefix and timeoutMs");
+};
+
+const HTTP_UPSTREAM = v.strictObject(
+  {
+    // Messages of their own: valibot's would quote the URL, and a query string may hold a key.
+    url: v.pipe(
+      v.string("url must be a string"),
+      v.url("url must be an absolute URL"),
+      v.regex(/^https?:/i, "url must be http or https"),
+    ),
+    headers: v.optional(
+      v.custom<Record<string, string>>(
+        isRecordOf((value) => typeof value === "string"),
+        "headers must map names to strings",
+      ),
+    ),
+    ...OPTIONS,
+  },
+  "an upstream with a url has only url, headers, trusted, readOnly, prefix, timeoutMs, cost and toolCosts",
+);
 
 const NO_NUL = (what: string) => v.check((value: string) => !value.includes("\0"), what);
 
@@ -230,7 +247,7 @@ const STDIO_UPSTREAM = v.strictObject(
     ),
     ...OPTIONS,
   },
-  "an upstream with a command has only command, args, env, cwd, trusted, readOnly, prefix and timeoutMs",
+  "an upstream with a command has only command, args, env, cwd, trusted, readOnly, prefix, timeoutMs, cost and toolCosts",
 );
 
 /**
@@ -725,12 +742,22 @@ export async function connectGateway(
           ...(upstream.readOnly === undefined ? {} : { readOnly: upstream.readOnly }),
           ...(upstream.prefix === undefined ? {} : { prefix: upstream.prefix }),
           ...(upstream.timeoutMs === undefined ? {} : { timeoutMs: upstream.timeoutMs }),
+          ...(upstream.cost === undefined ? {} : { cost: upstream.cost }),
+          ...(upstream.toolCosts === undefined ? {} : { toolCosts: upstream.toolCosts }),
         });
       } catch (error) {
         throw isStdio(upstream) ? error : upstreamFailure(upstream, error);
       }
       tools.push(...wrapped);
-      const names = wrapped.map((tool) => `${tool.name}${tool.readOnly ? "" : " (refused)"}`);
+      const names = wrapped.map((tool) =>
+        `${tool.name}${
+          !tool.readOnly
+            ? " (refused)"
+            : typeof tool.cost === "number"
+            ? ` (cost ${tool.cost})`
+            : ""
+        }`
+      );
       summary.push(`${labelOf(upstream)}: ${names.join(", ") || "no tools"}`);
     }
   } catch (error) {

@@ -59,6 +59,7 @@ import {
   toolError,
 } from "@tool-boundary/core";
 import { MAX_TIMER_MS, TOOL_CALL_ID_META } from "@tool-boundary/core/harness";
+import { COST_RULE, isCost } from "./cost.ts";
 
 // `deno doc --lint` counts a type of another package as private (denoland/deno#27364); these
 // aliases name them for the docs.
@@ -182,6 +183,18 @@ export interface McpToolsOptions {
    * {@linkcode MAX_TIMEOUT_MS}. @default 30000
    */
   timeoutMs?: number;
+  /**
+   * What each call of every tool costs (the tool's `cost`), in the units of the runs'
+   * `budget.cost`: an integer from 0 to 1e12. A run's cost budget refuses a call it cannot cover
+   * with BUDGET_EXHAUSTED before anything reaches the upstream server. Without it (and without
+   * `toolCosts`) the tools' calls are not costed.
+   */
+  cost?: number;
+  /**
+   * What each call costs by name (the upstream name), over `cost`: an integer from 0 to 1e12.
+   * Every name must be a tool the server lists.
+   */
+  toolCosts?: Readonly<Record<string, number>>;
 }
 
 /** Pages of `tools/list` read at most: a server that keeps answering a cursor is refused. */
@@ -226,8 +239,8 @@ export const MAX_TIMEOUT_MS: number = MAX_TIMER_MS - CLIENT_GRACE_MS;
  * @param options Trust policy, overrides, projectors, name prefix, time limit.
  * @returns One definition per upstream tool, in the server's order.
  * @throws {TypeError} When an option is not of its type, `timeoutMs` is not an integer from 1
- *   to {@linkcode MAX_TIMEOUT_MS}, `readOnly` or a projector record names a tool the server does
- *   not list, or the listing is unusable: a name that is not a non-empty string of well-formed
+ *   to {@linkcode MAX_TIMEOUT_MS}, `cost` or a `toolCosts` value is not an integer from 0 to
+ *   1e12, `readOnly`, `toolCosts` or a projector record names a tool the server does not list, or the listing is unusable: a name that is not a non-empty string of well-formed
  *   Unicode or is listed twice, an `inputSchema` that is not an object, an `outputSchema` that is
  *   present but not an object, a schema the validator cannot use (an unresolvable `$ref`, a
  *   `pattern` that is no Unicode regex), or a `tools/list` that does not end within 100 pages.
@@ -267,6 +280,7 @@ export async function mcpTools(
 ): Promise<McpToolDefinition[]> {
   // Every option is read once, before the server is asked: what is listed is what was asked for.
   const { trusted, readOnly, project, prefix = "", timeoutMs = DEFAULT_TIMEOUT_MS } = options;
+  const { cost, toolCosts } = options;
   if (typeof prefix !== "string") {
     throw new TypeError("Cannot wrap MCP tools: prefix must be a string");
   }
@@ -281,6 +295,15 @@ export async function mcpTools(
       throw new TypeError(`Cannot wrap MCP tools: readOnly["${name}"] must be a boolean`);
     }
   }
+  if (cost !== undefined && !isCost(cost)) {
+    throw new TypeError(`Cannot wrap MCP tools: cost must be ${COST_RULE}`);
+  }
+  const costs = new Map(Object.entries(toolCosts ?? {}));
+  for (const [name, value] of costs) {
+    if (!isCost(value)) {
+      throw new TypeError(`Cannot wrap MCP tools: toolCosts["${name}"] must be ${COST_RULE}`);
+    }
+  }
   const projectors = typeof project === "function" ? null : new Map(Object.entries(project ?? {}));
   for (const [name, value] of projectors ?? []) {
     if (typeof value !== "function") {
@@ -289,7 +312,13 @@ export async function mcpTools(
   }
   const listed = await listAll(client);
   const names = new Set(listed.map((tool) => tool.name));
-  for (const [option, entries] of [["readOnly", vetoes], ["project", projectors]] as const) {
+  for (
+    const [option, entries] of [
+      ["readOnly", vetoes],
+      ["toolCosts", costs],
+      ["project", projectors],
+    ] as const
+  ) {
     for (const name of entries?.keys() ?? []) {
       if (!names.has(name)) {
         throw new TypeError(`Cannot wrap MCP tools: ${option} names "${name}", not a listed tool`);
@@ -301,6 +330,7 @@ export async function mcpTools(
   const optionsSecond = typeof client.getProtocolEra === "function";
   return listed.map((tool) =>
     wrap(client, tool, {
+      cost: (costs.get(tool.name) as number | undefined) ?? cost,
       readOnly: (vetoes.get(tool.name) as boolean | undefined) ??
         (trusted === true && tool.annotations?.readOnlyHint === true),
       name: `${prefix}${tool.name}`,
@@ -603,6 +633,7 @@ function wrap(
   client: McpClient,
   tool: McpToolInfo,
   how: {
+    cost: number | undefined;
     readOnly: boolean;
     name: string;
     project: McpProjector;
@@ -618,6 +649,7 @@ function wrap(
     name: how.name,
     ...(tool.description === undefined ? {} : { description: tool.description }),
     readOnly: how.readOnly,
+    ...(how.cost === undefined ? {} : { cost: how.cost }),
     input: inputOf(tool),
     timeoutMs: how.timeoutMs,
     execute: async (input, ctx) => {

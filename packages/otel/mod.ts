@@ -82,7 +82,9 @@ export const REFUSED_EVENT = "tool_boundary.refused";
  * `gen_ai.tool.call.id`, `gen_ai.tool.type` = `function`; `error.type` = the error code on
  * ERROR (span status ERROR, without a description); `tool_boundary.run.id`,
  * `tool_boundary.status` (READY or ERROR), `tool_boundary.evidence` (EVIDENCE_FOUND,
- * NO_EVIDENCE or ERROR) and `tool_boundary.replayed`. A call refused before it began (preflight,
+ * NO_EVIDENCE or ERROR) and `tool_boundary.replayed`; for a call of a tool with a `cost`,
+ * `tool_boundary.cost.reserved` (what begin reserved) and `tool_boundary.cost.spent` (what the
+ * call spent, absent when its record could not be completed). A call refused before it began (preflight,
  * authorization, a duplicate, a budget) is a span too, with its code in `error.type` and a
  * `tool_boundary.refused` event. Agent-supplied names the boundary refused are never recorded.
  *
@@ -114,6 +116,10 @@ export function otelObserver(options: OtelObserverOptions): (event: Event) => vo
     attributes["tool_boundary.evidence"] = result.status === "READY" ? result.evidence : "ERROR";
     attributes["tool_boundary.replayed"] = (result as { replayed?: unknown }).replayed === true;
     if (result.status === "ERROR") attributes["error.type"] = result.code;
+    if (event.type === "call.finished" && event.cost !== undefined) {
+      attributes["tool_boundary.cost.reserved"] = event.cost.reserved;
+      if (event.cost.spent !== null) attributes["tool_boundary.cost.spent"] = event.cost.spent;
+    }
     if (recordResult) attributes["gen_ai.tool.call.result"] = modelViewText(result);
 
     const durationMs = event.type === "call.finished" ? event.durationMs : 0;

@@ -8,7 +8,7 @@
 import type { RunArchive } from "./archive.ts";
 import type { ErrorCode } from "./errors.ts";
 import type { JsonObject } from "./json.ts";
-import type { RecordProof } from "./types.ts";
+import type { RecordCost, RecordProof } from "./types.ts";
 import type { Limits } from "./limits.ts";
 import type { Store } from "./store.ts";
 import type { AnyToolDefinition } from "./tool.ts";
@@ -57,6 +57,11 @@ export type BoundaryEvent =
      * `proof.hash` in a log of its own (a record deleted before its run is sealed still shows).
      */
     proof?: RecordProof;
+    /**
+     * Only for a call of a tool with a `cost`: its record's `cost`, what begin reserved and what
+     * the call spent (`spent` is `null` when the complete could not be written).
+     */
+    cost?: RecordCost;
     /** Internal detail of a failure; never shown to an agent. */
     error?: unknown;
   }

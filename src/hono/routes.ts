@@ -260,6 +260,7 @@ export const ROUTES: readonly Route[] = [
           budget: {
             calls: body.budget.calls,
             ...(budget.perTool === undefined ? {} : { perTool: budget.perTool }),
+            ...(body.budget.cost === undefined ? {} : { cost: body.budget.cost }),
           },
         }),
       });
@@ -327,6 +328,8 @@ export const ROUTES: readonly Route[] = [
       "DUPLICATE_TOOL_CALL",
       "DEADLINE_EXCEEDED",
       "RUN_BUDGET_EXHAUSTED",
+      "BUDGET_EXHAUSTED",
+      "INVALID_COST",
       "STORE_UNAVAILABLE",
     ]),
     // The request's signal is not passed on: a client that disconnects (a dropped connection,
@@ -383,6 +386,7 @@ export const ROUTES: readonly Route[] = [
           endedAt: run.endedAt,
           budget: run.budget,
           used: run.used,
+          ...(run.cost === undefined ? {} : { cost: run.cost }),
         },
         calls,
       };

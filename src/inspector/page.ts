@@ -60,7 +60,8 @@ export const PAGE_HTML: string = `<!doctype html>
       <table id="runs-table">
         <thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Started</th>
           <th scope="col">Ended</th><th scope="col" class="num">Calls</th>
-          <th scope="col" class="num">Errors</th></tr></thead>
+          <th scope="col" class="num">Errors</th><th scope="col" class="num">Cost spent</th>
+          </tr></thead>
         <tbody></tbody>
       </table>
     </div>

@@ -324,6 +324,17 @@ export function inspectorMain(config: InspectorConfig): void {
       facts.append(wrap);
     };
     item("Calls used", grouped(run.used.calls) + " of " + grouped(run.budget.calls), "run-used");
+    // A run with a cost budget, or with calls of a tool with a cost: what its completed calls
+    // spent and its calls in flight hold reserved, against the budget when it has one.
+    if (run.cost) {
+      const limit = run.budget.cost;
+      item(
+        "Cost",
+        grouped(run.cost.spent) + " spent · " + grouped(run.cost.reserved) + " reserved · " +
+          (limit === undefined ? "no cost budget" : "budget " + grouped(limit)),
+        "run-cost",
+      );
+    }
     item("Deadline", when(run.deadline) + " (" + relative(run.deadline) + ")");
     item("Started", when(run.startedAt));
     item("Ended", run.endedAt === null ? "not ended" : when(run.endedAt));
@@ -573,6 +584,22 @@ export function inspectorMain(config: InspectorConfig): void {
         when(record.updatedAt) + " · expires " + when(record.expiresAt),
     );
     const parts: HTMLElement[] = [badges, times];
+    const cost = record.cost;
+    if (cost) {
+      // What begin reserved for the call, and what it spent once complete.
+      const back = cost.spent === null ? 0 : cost.reserved - cost.spent;
+      parts.push(
+        node(
+          "p",
+          "meta cost",
+          "cost " + grouped(cost.reserved) + " reserved · " +
+            (cost.spent === null
+              ? "spent when the call completes"
+              : grouped(cost.spent) + " spent" +
+                (back > 0 ? " · " + grouped(back) + " given back to the budget" : "")),
+        ),
+      );
+    }
     let agent: AgentView | undefined;
     if (record.status === "PROJECTING") {
       parts.push(
@@ -818,13 +845,19 @@ export function inspectorMain(config: InspectorConfig): void {
         node("td", "", run.endedAt === null ? "—" : when(run.endedAt)),
         node("td", "num", grouped(run.calls)),
         node("td", "num" + (run.errors > 0 ? " bad" : ""), grouped(run.errors)),
+        node(
+          "td",
+          "num",
+          run.cost === undefined ? "—" : grouped(run.cost.spent) +
+            (run.cost.reserved > 0 ? " + " + grouped(run.cost.reserved) + " reserved" : ""),
+        ),
       );
       rows.push(row);
     }
     if (rows.length === 0) {
       const row = node("tr");
       const cell = node("td", "help", runs.length === 0 ? "No live run." : "No run matches.");
-      cell.colSpan = 6;
+      cell.colSpan = 7;
       row.append(cell);
       rows.push(row);
     }

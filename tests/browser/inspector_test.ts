@@ -21,6 +21,8 @@ import {
   CONSOLE_CALLS,
   CONSOLE_RUN_ID,
   consoleRun,
+  COST_RUN_ID,
+  costRun,
   DOCS_RUN_ID,
   docsRun,
   HARNESS_TOKEN,
@@ -289,6 +291,8 @@ async function drive(t: Deno.TestContext, variant: Variant): Promise<void> {
         assert.equal(await page.locator(`[data-tool-call-id="call_write"]`).count(), 0);
         assert.equal(await page.locator("#run-status").innerText(), "ACTIVE");
         assert.equal(await page.locator("#run-used").innerText(), `${LISTED.length} of 20`);
+        // No cost budget and no call of a tool with a cost: no cost shown.
+        assert.equal(await page.locator("#run-cost").count(), 0);
         assert.equal(
           await page.locator("#per-tool tbody tr:has-text('search_logs')").innerText(),
           "search_logs\t1\t3",
@@ -717,6 +721,44 @@ async function drive(t: Deno.TestContext, variant: Variant): Promise<void> {
       },
     );
 
+    await t.step(
+      "a run with a cost budget shows what it spent and holds reserved of it, and each call its cost",
+      async () => {
+        await costRun(base);
+        await load(page, HARNESS_TOKEN, COST_RUN_ID);
+        await page.locator(`#run-name >> text=${COST_RUN_ID}`).waitFor();
+        const run = (await (await fetch(`${base}/v1/runs/${COST_RUN_ID}`, { headers: harness }))
+          .json()).run;
+        assert.deepEqual([run.budget.cost, run.cost], [10, { reserved: 0, spent: 7 }]);
+        assert.equal(
+          await page.locator("#run-cost").innerText(),
+          "7 spent · 0 reserved · budget 10",
+        );
+        // The refused call was never begun: three calls listed.
+        assert.equal(await page.locator("#timeline button.call").count(), 3);
+        await select(page, "call_settled");
+        assert.equal(
+          await page.locator("#detail .cost").innerText(),
+          "cost 5 reserved · 2 spent · 3 given back to the budget",
+        );
+        screenshots.push(await shot(page, "15-cost"));
+        await select(page, "call_full");
+        assert.equal(await page.locator("#detail .cost").innerText(), "cost 5 reserved · 5 spent");
+        await select(page, "call_free");
+        assert.equal(await page.locator("#detail .cost").count(), 0);
+        // The run list: the cost run's spend, none for the runs without a cost.
+        await page.click("#list-runs");
+        await page.locator(`#runs-table tr[data-run-id="${COST_RUN_ID}"]`).waitFor();
+        const spent = async (runId: string) =>
+          (await page.locator(`#runs-table tr[data-run-id="${runId}"]`).innerText())
+            .split("\t").map((cell) => cell.trim())[6];
+        assert.equal(await spent(COST_RUN_ID), "7");
+        assert.equal(await spent(RUN_ID), "—");
+        assert.deepEqual(dialogs, []);
+        assert.deepEqual(problems, []);
+      },
+    );
+
     await t.step("on a narrow screen the console is one column with nothing cut off", async () => {
       await page.setViewportSize({ width: 390, height: 844 });
       const overflow = await page.evaluate(() => {
@@ -727,7 +769,7 @@ async function drive(t: Deno.TestContext, variant: Variant): Promise<void> {
         return g.document.documentElement.scrollWidth - g.innerWidth;
       });
       assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
-      screenshots.push(await shot(page, "15-narrow"));
+      screenshots.push(await shot(page, "16-narrow"));
       await page.setViewportSize({ width: 1440, height: 900 });
     });
 

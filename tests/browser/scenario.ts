@@ -87,6 +87,24 @@ const throwingTool: AnyToolDefinition = defineTool({
   project: () => ({ evidence: "NO_EVIDENCE", scope: "never", content: null }),
 });
 
+/** A tool with a cost: 5 units reserved per call, settling what its input's `used` says. */
+const pricedTool: AnyToolDefinition = defineTool({
+  name: "estimate_spend",
+  description: "Estimates a cloud bill (5 cost units a call, settling what it used).",
+  readOnly: true,
+  cost: 5,
+  input: v.object({ account: v.string(), used: v.optional(v.number()) }),
+  execute: ({ account, used }, { settle }) => {
+    if (used !== undefined) settle(used);
+    return { account, estimate: 1234 };
+  },
+  project: (raw) => ({
+    evidence: "EVIDENCE_FOUND",
+    scope: `bill of ${raw.account}`,
+    content: { estimate: raw.estimate },
+  }),
+});
+
 /** The app under test and the gate of its held tool. */
 export function inspectorApp(): { fetch: (request: Request) => Promise<Response>; gate: Gate } {
   const held = heldTool();
@@ -95,7 +113,10 @@ export function inspectorApp(): { fetch: (request: Request) => Promise<Response>
     () => {
       throw new Error("no Upstash here");
     },
-    { ...INSPECTOR_AND_MCP, tools: [...DEMO_TOOLS, markupTool, held.tool, throwingTool] },
+    {
+      ...INSPECTOR_AND_MCP,
+      tools: [...DEMO_TOOLS, markupTool, held.tool, throwingTool, pricedTool],
+    },
   );
   return { fetch: async (request) => await app.fetch(request), gate: held.gate };
 }
@@ -297,4 +318,37 @@ export async function consoleRun(base: string): Promise<void> {
     // The agent never sees what a tool threw.
     assert.ok(!JSON.stringify(body).includes("__xss"), JSON.stringify(body));
   }));
+}
+
+/** The run of the cost step: a cost budget of 10, two calls of a 5-unit tool, one refused. */
+export const COST_RUN_ID = "run-cost-budget";
+
+/** The cost run's calls: tool call ID, tool, input, and the code it ends with. */
+export const COST_CALLS: readonly [string, string, Record<string, unknown>, string | null][] = [
+  ["call_settled", "estimate_spend", { account: "ops", used: 2 }, null],
+  ["call_full", "estimate_spend", { account: "web" }, null],
+  ["call_free", "search_runbook", { query: "disk full" }, null],
+  // 2 + 5 spent, 5 more would pass 10: refused, never begun.
+  ["call_over", "estimate_spend", { account: "data" }, "BUDGET_EXHAUSTED"],
+];
+
+/** Starts the cost run and submits its calls one after the other. */
+export async function costRun(base: string): Promise<void> {
+  const started = await fetch(`${base}/v1/runs`, {
+    method: "POST",
+    headers: json(HARNESS_TOKEN),
+    body: JSON.stringify({ runId: COST_RUN_ID, ttlMs: 600_000, budget: { calls: 10, cost: 10 } }),
+  });
+  assert.equal(started.status, 201);
+  assert.equal((await started.json()).budget.cost, 10);
+  for (const [toolCallId, toolName, input, code] of COST_CALLS) {
+    const res = await fetch(`${base}/v1/runs/${COST_RUN_ID}/tool-calls`, {
+      method: "POST",
+      headers: json(AGENT_TOKEN),
+      body: JSON.stringify({ toolCallId, toolName, input }),
+    });
+    const body = await res.json();
+    assert.equal(body.status === "ERROR" ? body.code : null, code, JSON.stringify(body));
+    assert.equal(res.status, code === null ? 200 : 429);
+  }
 }

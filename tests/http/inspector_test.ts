@@ -159,6 +159,33 @@ Deno.test("the inspector's page has no inline script or style, no event-handler 
   ]);
 });
 
+Deno.test("the inspector shows cost: the run list has a cost column, the script writes the run's cost and each record's as text", async () => {
+  const served = await bodies();
+  const html = served["/inspect"];
+  const headers = [...html.matchAll(/<th scope="col"[^>]*>([^<]*)<\/th>/g)].map((m) => m[1]);
+  assert.deepEqual(headers.slice(0, 7), [
+    "Run",
+    "Status",
+    "Started",
+    "Ended",
+    "Calls",
+    "Errors",
+    "Cost spent",
+  ]);
+  const script = served["/inspect/app.js"];
+  // The run's cost under its own ID, from the run state's cost and budget.cost, only when the
+  // run has a cost; a record's in the call detail, from record.cost, spent pending while
+  // PROJECTING. What the page shows of them: tests/browser/inspector_test.ts.
+  assert.match(script, /if \(run\.cost\) \{/);
+  assert.match(script, /const limit = run\.budget\.cost;/);
+  assert.match(script, /item\("Cost", [^\n]+ " spent · " [^\n]+ " reserved · " [^\n]+"run-cost"\)/);
+  assert.match(script, /const cost = record\.cost;\n\s*if \(cost\) \{/);
+  assert.match(script, /"meta cost", "cost " \+ grouped\(cost\.reserved\) \+ " reserved · "/);
+  assert.match(script, /"spent when the call completes"/);
+  // One more column: the empty list's cell spans all of them.
+  assert.match(script, /cell\.colSpan = 7;/);
+});
+
 Deno.test("the inspector's script writes text only: no innerHTML, document.write, eval or string timers, no storage or cookies", async () => {
   const script = (await bodies())["/inspect/app.js"];
   for (

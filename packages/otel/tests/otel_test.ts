@@ -329,3 +329,132 @@ Deno.test("otelObserver: a replayed call gets its own span with tool_boundary.re
   );
   assert.equal(spans[1]?.attributes["tool_boundary.evidence"], "EVIDENCE_FOUND");
 });
+
+Deno.test("otelObserver: a call of a tool with a cost carries what it reserved and spent; a refusal and a replay carry no cost", async () => {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const priced = defineTool({
+    name: "priced_search",
+    readOnly: true,
+    cost: 5,
+    input: v.object({ used: v.optional(v.number()), fail: v.optional(v.boolean()) }),
+    execute: ({ used, fail }, { settle }) => {
+      if (used !== undefined) settle(used);
+      if (fail === true) throw new Error(`quota ${CANARY_SECRET}`);
+      return { hits: 1 };
+    },
+    project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "index", content: raw.hits }),
+  });
+  const free = defineTool({
+    name: "free_search",
+    readOnly: true,
+    execute: () => ({ hits: 0 }),
+    project: () => ({ evidence: "NO_EVIDENCE", scope: "index", content: null }),
+  });
+  const boundary = new ToolBoundary({
+    tools: [priced, free],
+    onDuplicate: "replay",
+    observe: otelObserver({ tracer: provider.getTracer("t"), clock: () => END }),
+  });
+  const run = await boundary.startRun({
+    runId: "run-otel-cost",
+    ttlMs: 60_000,
+    budget: { calls: 10, cost: 11 },
+  });
+  const call = (toolCallId: string, toolName: string, input: Record<string, unknown>) =>
+    boundary.invoke(run, { toolCallId, runId: run.runId, toolName, input });
+  const results = [
+    await call("call_settled", "priced_search", { used: 2 }),
+    // 2 + 5 fits; the tool throws after settling 0.
+    await call("call_failed", "priced_search", { used: 0, fail: true }),
+    await call("call_reserved", "priced_search", {}),
+    await call("call_free", "free_search", {}),
+    // 7 spent, 5 more passes 11: refused, nothing reserved.
+    await call("call_over", "priced_search", {}),
+    // The first call again: its recorded result, nothing spent.
+    await call("call_settled", "priced_search", { used: 2 }),
+  ];
+  assert.deepEqual(results.map((r) => r.status === "ERROR" ? r.code : r.status), [
+    "READY",
+    "EXECUTION_FAILED",
+    "READY",
+    "READY",
+    "BUDGET_EXHAUSTED",
+    "READY",
+  ]);
+  const spans = exporter.getFinishedSpans();
+  assert.deepEqual(
+    spans.map((span) => [
+      span.attributes["gen_ai.tool.call.id"],
+      span.attributes["tool_boundary.cost.reserved"] ?? null,
+      span.attributes["tool_boundary.cost.spent"] ?? null,
+    ]),
+    [
+      ["call_settled", 5, 2],
+      ["call_failed", 5, 0],
+      ["call_reserved", 5, 5],
+      ["call_free", null, null],
+      ["call_over", null, null],
+      ["call_settled", null, null],
+    ],
+  );
+  assert.deepEqual(spans[0]!.attributes, {
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.type": "function",
+    "gen_ai.tool.name": "priced_search",
+    "gen_ai.tool.call.id": "call_settled",
+    "tool_boundary.run.id": "run-otel-cost",
+    "tool_boundary.status": "READY",
+    "tool_boundary.evidence": "EVIDENCE_FOUND",
+    "tool_boundary.replayed": false,
+    "tool_boundary.cost.reserved": 5,
+    "tool_boundary.cost.spent": 2,
+  });
+  const refused = spans[4]!;
+  assert.equal(refused.attributes["error.type"], "BUDGET_EXHAUSTED");
+  assert.deepEqual(refused.status, { code: SpanStatusCode.ERROR });
+  assert.deepEqual(
+    refused.events.map((e) => [e.name, e.attributes]),
+    [[REFUSED_EVENT, { "tool_boundary.code": "BUDGET_EXHAUSTED" }]],
+  );
+  assert.equal(spans[5]!.attributes["tool_boundary.replayed"], true);
+  // The spans' spend is the run's: what its records say, and what the store counted.
+  const spent = spans.reduce(
+    (sum, s) => sum + Number(s.attributes["tool_boundary.cost.spent"] ?? 0),
+    0,
+  );
+  assert.deepEqual((await boundary.listRuns({ limit: 1 })).runs[0]?.cost, { reserved: 0, spent });
+  for (const span of spans) assert.ok(!exported(span).includes(CANARY_SECRET), exported(span));
+});
+
+Deno.test("otelObserver: a costed call whose record could not be completed carries its reservation and no spend", async () => {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const priced = defineTool({
+    name: "priced_search",
+    readOnly: true,
+    cost: 3,
+    execute: () => ({ hits: 1 }),
+    project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "index", content: raw.hits }),
+  });
+  const store = new MemoryStore();
+  store.complete = () => Promise.reject(new Error("connection reset"));
+  const boundary = new ToolBoundary({
+    tools: [priced],
+    store,
+    storeRetryMs: 0,
+    observe: otelObserver({ tracer: provider.getTracer("t"), clock: () => END }),
+  });
+  const run = await boundary.startRun({ runId: "run-otel-lost", ttlMs: 60_000 });
+  const result = await boundary.invoke(run, {
+    toolCallId: "call_lost",
+    runId: run.runId,
+    toolName: "priced_search",
+    input: {},
+  });
+  assert.equal(result.status === "ERROR" && result.code, "STORE_UNAVAILABLE");
+  const [span] = exporter.getFinishedSpans();
+  assert.equal(span?.attributes["error.type"], "STORE_UNAVAILABLE");
+  assert.equal(span?.attributes["tool_boundary.cost.reserved"], 3);
+  assert.equal("tool_boundary.cost.spent" in span!.attributes, false);
+});

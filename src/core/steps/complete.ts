@@ -7,7 +7,7 @@
  */
 import type { ErrorCode } from "../errors.ts";
 import { type LedgerSigner, recordHash, recordMessage } from "../ledger.ts";
-import type { RecordProof } from "../types.ts";
+import type { RecordCost, RecordProof } from "../types.ts";
 import { applyOutcome } from "../lifecycle.ts";
 import { toCanonicalRecord } from "../run/inspect.ts";
 import type { CompleteOutcome, StoredRecord } from "../store.ts";
@@ -36,6 +36,9 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
   let code: ErrorCode | null = outcome.status === "ERROR" ? outcome.errorCode : null;
   let failure = call.error;
   let proof: RecordProof | undefined;
+  // A call begun with a cost: what it reserved, and what it spent once the record says so.
+  const reserved = call.begun?.cost?.reserved;
+  let cost: RecordCost | undefined = reserved === undefined ? undefined : { reserved, spent: null };
   try {
     const now = setup.clock();
     const spent = call.spent();
@@ -58,7 +61,10 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
     };
     const completed = await retried(() => setup.store.complete(request), setup.storeRetryMs);
     if (!completed.ok) code = completed.code;
-    else proof = completed.record.proof;
+    else {
+      proof = completed.record.proof;
+      if (completed.record.cost !== undefined) cost = { ...completed.record.cost };
+    }
   } catch (thrown) {
     code = "STORE_UNAVAILABLE";
     failure = thrown;
@@ -76,6 +82,7 @@ export async function complete(call: Call): Promise<ErrorCode | null> {
       durationMs: setup.clock() - call.invokedAt,
       result: structuredClone(agentResult),
       ...(proof === undefined ? {} : { proof: { ...proof } }),
+      ...(cost === undefined ? {} : { cost }),
       ...(failure === undefined ? {} : { error: failure }),
     });
   }

@@ -1,0 +1,27 @@
+/**
+ * The cost of a call of an upstream tool, as `mcpTools` takes it and `MCP_UPSTREAMS` says it: a
+ * whole number of the harness's units, as the core's tool `cost` is. Not an entry of the package.
+ *
+ * @module
+ */
+
+/**
+ * The largest cost: the core's `MAX_COST` (a limit the core checks and does not export; a test of
+ * this package holds the two equal).
+ */
+export const MAX_COST = 1_000_000_000_000;
+
+/** What a cost must be, for the messages that refuse one. */
+export const COST_RULE = "a whole number of cost units from 0 to 1000000000000";
+
+/**
+ * Whether a value is a cost the core takes: an integer from 0 to {@linkcode MAX_COST}, and not
+ * `-0` (which `JSON.parse("-0")` gives, and the core refuses).
+ *
+ * @param value Anything.
+ * @returns Whether it is a cost.
+ */
+export function isCost(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 0 &&
+    value <= MAX_COST && !Object.is(value, -0);
+}
