@@ -4,18 +4,13 @@
  *
  * @module
  */
-
-/**
- * The largest cost: the core's `MAX_COST` (a limit the core checks and does not export; a test of
- * this package holds the two equal).
- */
-export const MAX_COST = 1_000_000_000_000;
+import { MAX_COST } from "@tool-boundary/core/harness";
 
 /** What a cost must be, for the messages that refuse one. */
-export const COST_RULE = "a whole number of cost units from 0 to 1000000000000";
+export const COST_RULE = `a whole number of cost units from 0 to ${MAX_COST}`;
 
 /**
- * Whether a value is a cost the core takes: an integer from 0 to {@linkcode MAX_COST}, and not
+ * Whether a value is a cost the core takes: an integer from 0 to `MAX_COST`, and not
  * `-0` (which `JSON.parse("-0")` gives, and the core refuses).
  *
  * @param value Anything.

@@ -59,6 +59,7 @@ export {
   DEFAULT_LIMITS,
   type Limits,
   MAX_CITATIONS,
+  MAX_COST,
   MAX_FAILURE_BYTES,
   MAX_LIST_RUNS,
   MAX_TIMER_MS,
