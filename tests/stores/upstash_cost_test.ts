@@ -9,7 +9,11 @@ import type { StoredRecord } from "../../src/core/store.ts";
 import { defineTool, ToolBoundary } from "../../src/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
 import { startStoreRun } from "../support/runs.ts";
-import { type UpstashFixture, withSharedUpstashFixture } from "../support/upstash_fixture.ts";
+import {
+  type UpstashFixture,
+  withSharedUpstashFixture,
+  withUpstashFixture,
+} from "../support/upstash_fixture.ts";
 
 /** Three stores over the fixture's database, as three app instances would have. */
 function storesOf(fixture: UpstashFixture): UpstashStore[] {
@@ -211,5 +215,104 @@ Deno.test("a call begun and never completed keeps its reservation held, also onc
     assert.ok((await other!.begin(beginRequest("run-cost-plain", "call_priced", 9))).ok);
     assert.deepEqual((await store!.getRun("run-cost-plain"))?.cost, { reserved: 9, spent: 0 });
     assert.equal("cost" in (await store!.getRun("run-cost-plain"))!.budget, false);
+  });
+});
+
+/**
+ * Runs one complete with `commands` taken away from the user the endpoint runs as (an ACL), so
+ * its script fails at the first of them, after the writes before it (see upstash_quota_test.ts).
+ */
+async function cutOff(
+  fixture: UpstashFixture,
+  commands: string[],
+  complete: () => Promise<unknown>,
+): Promise<void> {
+  const denied = commands.map((command) => `-${command}`);
+  assert.equal(await fixture.direct(["ACL", "SETUSER", "default", ...denied]), "OK");
+  try {
+    await assert.rejects(complete());
+  } finally {
+    assert.equal(await fixture.direct(["ACL", "SETUSER", "default", "+@all"]), "OK");
+  }
+}
+
+Deno.test("a complete with a cost cut off at any of its writes never leaves the run holding less than its calls spent", async () => {
+  await withUpstashFixture(async (fixture) => {
+    const store = new UpstashStore({ redis: fixture.createRedis() });
+    const runId = "run-cost-cut";
+    await store.startRun({
+      runId,
+      deadline: Date.now() + 600_000,
+      budget: { calls: 100, perTool: {}, cost: 1_000 },
+      ttlMs: 600_000,
+      attemptId: "start-run-cost-cut",
+      now: Date.now(),
+    });
+    const READY = {
+      status: "READY" as const,
+      evidence: "EVIDENCE_FOUND" as const,
+      rawJson: "{}",
+      agentResultJson: '{"evidence":"EVIDENCE_FOUND","scope":"s","content":1}',
+    };
+    /** Begins a call of cost 10; returns its complete with `spent`. */
+    const begun = async (toolCallId: string, spent: number) => {
+      const request = beginRequest(runId, toolCallId, 10);
+      assert.ok((await store.begin(request)).ok);
+      return () =>
+        store.complete({
+          runId,
+          toolCallId,
+          attemptId: request.attemptId,
+          outcome: READY,
+          now: Date.now(),
+          spent,
+        });
+    };
+    const cost = async () => (await store.getRun(runId))!.cost!;
+    const total = async () => {
+      const { reserved, spent } = await cost();
+      return reserved + spent;
+    };
+
+    // Cut at the append: nothing written, the reservation held; the repeat settles it exactly.
+    const appendCut = await begun("call_append", 14);
+    await cutOff(fixture, ["rpushx", "rpush"], appendCut);
+    assert.deepEqual(await cost(), { reserved: 10, spent: 0 });
+    assert.ok((await appendCut()).ok);
+    assert.deepEqual(await cost(), { reserved: 0, spent: 14 });
+
+    // An excess cut before it is counted: settled as its reservation, as much as the run held
+    // for it; the repeat counts the excess once.
+    const excessCut = await begun("call_excess", 14);
+    await cutOff(fixture, ["hincrby"], excessCut);
+    assert.equal(await total(), 14 + 10);
+    assert.ok((await excessCut()).ok);
+    assert.deepEqual(await cost(), { reserved: 0, spent: 28 });
+
+    // An excess counted, the record cut: the repeat counts it again (over, never under).
+    const recordCut = await begun("call_record", 14);
+    await cutOff(fixture, ["hset"], recordCut);
+    assert.deepEqual(await cost(), { reserved: 0, spent: 42 });
+    assert.equal((await store.get(runId, "call_record"))?.status, "PROJECTING");
+    assert.ok((await recordCut()).ok);
+    assert.deepEqual(await cost(), { reserved: 0, spent: 46 });
+
+    // A refund cut after the record: lost, so the run counts the reservation, never less.
+    const refundCut = await begun("call_refund", 3);
+    await cutOff(fixture, ["hincrby"], refundCut);
+    assert.deepEqual((await store.get(runId, "call_refund"))?.cost, { reserved: 10, spent: 3 });
+    assert.deepEqual(await cost(), { reserved: 0, spent: 56 });
+    const again = await refundCut(); // the record is complete: a repeat changes nothing
+    assert.ok(again.ok);
+    assert.deepEqual(await cost(), { reserved: 0, spent: 56 });
+
+    // Whatever was cut, the run never holds less than its records spent.
+    const listed = await store.listCalls(runId);
+    let spent = 0;
+    for (const { toolCallId } of listed!.calls) {
+      spent += (await store.get(runId, toolCallId))!.cost!.spent!;
+    }
+    assert.equal(spent, 14 + 14 + 14 + 3);
+    assert.ok((await cost()).spent >= spent);
   });
 });
