@@ -34,110 +34,112 @@ function beginRequest(runId: string, toolCallId: string, cost: number, ttlMs = 6
   };
 }
 
-Deno.test("three boundaries share one run's cost budget: 60 parallel calls never pass it, and the run's spend is its records'", async () => {
-  await withSharedUpstashFixture(async (fixture) => {
-    const stores = storesOf(fixture);
-    const executed = new Map<string, number>();
-    const priced = defineTool({
-      name: "priced",
-      readOnly: true,
-      cost: 5,
-      execute: async (input: { i: number }, ctx) => {
-        executed.set(ctx.toolCallId, (executed.get(ctx.toolCallId) ?? 0) + 1);
-        // Long enough for the calls of the three instances to overlap.
-        await new Promise((resolve) => setTimeout(resolve, 5 + (input.i % 4) * 5));
-        ctx.settle(3 + (input.i % 3)); // 3, 4 or 5 of the 5 reserved
-        return { i: input.i };
-      },
-      project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "priced", content: raw.i }),
-    });
-    const boundaries = stores.map((store) => new ToolBoundary({ store, tools: [priced] }));
-    const run = await boundaries[0]!.startRun({
-      ttlMs: 600_000,
-      budget: { calls: 1_000, cost: 100 },
-    });
-    const { runId } = run;
-    const reader = stores[0]!;
+for (const engine of ["redis-server", "gopher-lua"] as const) {
+  Deno.test(`three boundaries share one run's cost budget: 60 parallel calls never pass it, and the run's spend is its records' (${engine})`, async () => {
+    await withSharedUpstashFixture(async (fixture) => {
+      const stores = storesOf(fixture);
+      const executed = new Map<string, number>();
+      const priced = defineTool({
+        name: "priced",
+        readOnly: true,
+        cost: 5,
+        execute: async (input: { i: number }, ctx) => {
+          executed.set(ctx.toolCallId, (executed.get(ctx.toolCallId) ?? 0) + 1);
+          // Long enough for the calls of the three instances to overlap.
+          await new Promise((resolve) => setTimeout(resolve, 5 + (input.i % 4) * 5));
+          ctx.settle(3 + (input.i % 3)); // 3, 4 or 5 of the 5 reserved
+          return { i: input.i };
+        },
+        project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "priced", content: raw.i }),
+      });
+      const boundaries = stores.map((store) => new ToolBoundary({ store, tools: [priced] }));
+      const run = await boundaries[0]!.startRun({
+        ttlMs: 600_000,
+        budget: { calls: 1_000, cost: 100 },
+      });
+      const { runId } = run;
+      const reader = stores[0]!;
 
-    // Reads the run while the calls go on: what it holds and spent never passes the budget.
-    let calling = true;
-    const samples: { reserved: number; spent: number }[] = [];
-    const sampler = (async () => {
-      while (calling) {
-        const state = await reader.getRun(runId);
-        assert.ok(state?.cost !== undefined);
-        samples.push(state.cost);
-        await new Promise((resolve) => setTimeout(resolve, 2));
+      // Reads the run while the calls go on: what it holds and spent never passes the budget.
+      let calling = true;
+      const samples: { reserved: number; spent: number }[] = [];
+      const sampler = (async () => {
+        while (calling) {
+          const state = await reader.getRun(runId);
+          assert.ok(state?.cost !== undefined);
+          samples.push(state.cost);
+          await new Promise((resolve) => setTimeout(resolve, 2));
+        }
+      })();
+      // Spread over about 60 ms, so that begins on every instance meet completes that settle less
+      // than was reserved (what they give back lets later calls begin).
+      const results = await Promise.all(
+        Array.from({ length: 60 }, async (_, i) => {
+          await new Promise((resolve) => setTimeout(resolve, (i * 7) % 60));
+          return await boundaries[i % 3]!.invoke(run, {
+            toolCallId: `call_${i}`,
+            runId,
+            toolName: "priced",
+            input: { i },
+          });
+        }),
+      );
+      calling = false;
+      await sampler;
+
+      assert.ok(samples.length > 0);
+      for (const { reserved, spent } of samples) {
+        assert.ok(reserved + spent <= 100, `reserved ${reserved} + spent ${spent} passes 100`);
       }
-    })();
-    // Spread over about 60 ms, so that begins on every instance meet completes that settle less
-    // than was reserved (what they give back lets later calls begin).
-    const results = await Promise.all(
-      Array.from({ length: 60 }, async (_, i) => {
-        await new Promise((resolve) => setTimeout(resolve, (i * 7) % 60));
-        return await boundaries[i % 3]!.invoke(run, {
-          toolCallId: `call_${i}`,
-          runId,
-          toolName: "priced",
-          input: { i },
-        });
-      }),
-    );
-    calling = false;
-    await sampler;
+      const ready = results.filter((r) => r.status === "READY");
+      const refused = results.filter((r) => r.status !== "READY");
+      // The first 20 reservations fit whatever the order; settling less than 5 lets more begin.
+      assert.ok(ready.length >= 20, `${ready.length} READY`);
+      for (const result of refused) {
+        assert.equal(result.status, "ERROR");
+        if (result.status === "ERROR") assert.equal(result.code, "BUDGET_EXHAUSTED");
+        assert.equal(executed.has(result.toolCallId!), false, `${result.toolCallId} ran`);
+        assert.equal(await reader.get(runId, result.toolCallId!), null, "a refusal writes nothing");
+      }
+      const instances = new Set(ready.map((r) => Number(r.toolCallId.slice("call_".length)) % 3));
+      assert.ok(instances.size >= 2, "calls of more than one instance ran");
+      // Each READY call ran once; nothing else ran.
+      assert.equal(executed.size, ready.length);
+      for (const result of ready) assert.equal(executed.get(result.toolCallId), 1);
 
-    assert.ok(samples.length > 0);
-    for (const { reserved, spent } of samples) {
-      assert.ok(reserved + spent <= 100, `reserved ${reserved} + spent ${spent} passes 100`);
-    }
-    const ready = results.filter((r) => r.status === "READY");
-    const refused = results.filter((r) => r.status !== "READY");
-    // The first 20 reservations fit whatever the order; settling less than 5 lets more begin.
-    assert.ok(ready.length >= 20, `${ready.length} READY`);
-    for (const result of refused) {
-      assert.equal(result.status, "ERROR");
-      if (result.status === "ERROR") assert.equal(result.code, "BUDGET_EXHAUSTED");
-      assert.equal(executed.has(result.toolCallId!), false, `${result.toolCallId} ran`);
-      assert.equal(await reader.get(runId, result.toolCallId!), null, "a refusal writes nothing");
-    }
-    const instances = new Set(ready.map((r) => Number(r.toolCallId.slice("call_".length)) % 3));
-    assert.ok(instances.size >= 2, "calls of more than one instance ran");
-    // Each READY call ran once; nothing else ran.
-    assert.equal(executed.size, ready.length);
-    for (const result of ready) assert.equal(executed.get(result.toolCallId), 1);
-
-    // The run's spend is the sum of its records' spend; nothing is left reserved.
-    const listed = await reader.listCalls(runId);
-    assert.ok(listed !== null);
-    assert.equal(listed.calls.length, ready.length);
-    const records = await Promise.all(
-      listed.calls.map(({ toolCallId }) => reader.get(runId, toolCallId)),
-    );
-    let spent = 0;
-    for (const record of records as StoredRecord[]) {
-      assert.equal(record.status, "READY");
-      assert.equal(record.cost?.reserved, 5);
-      const i = Number(record.toolCallId.slice("call_".length));
-      assert.equal(record.cost?.spent, 3 + (i % 3));
-      spent += record.cost!.spent!;
-    }
-    const state = await reader.getRun(runId);
-    assert.deepEqual(state?.cost, { reserved: 0, spent });
-    assert.ok(spent <= 100, `spent ${spent}`);
-    console.log(`COST ${ready.length} of 60 READY, spent ${spent}, ${samples.length} reads`);
-    assert.deepEqual(listed.run.cost, state?.cost);
-    assert.deepEqual(state?.budget, { calls: 1_000, perTool: {}, cost: 100 });
-    assert.equal(state?.used.calls, ready.length, "refused calls are not counted");
-    // Every instance reads the same.
-    for (const store of stores) assert.deepEqual((await store.getRun(runId))?.cost, state?.cost);
-    const ended = await stores[2]!.endRun({ runId, now: Date.now() });
-    assert.ok(ended.ok);
-    assert.deepEqual(ended.run.cost, state?.cost);
-    const exported = await stores[1]!.exportRun(runId);
-    assert.deepEqual(exported?.run.cost, state?.cost);
-    assert.deepEqual(exported?.calls.map((call) => call.record), records);
+      // The run's spend is the sum of its records' spend; nothing is left reserved.
+      const listed = await reader.listCalls(runId);
+      assert.ok(listed !== null);
+      assert.equal(listed.calls.length, ready.length);
+      const records = await Promise.all(
+        listed.calls.map(({ toolCallId }) => reader.get(runId, toolCallId)),
+      );
+      let spent = 0;
+      for (const record of records as StoredRecord[]) {
+        assert.equal(record.status, "READY");
+        assert.equal(record.cost?.reserved, 5);
+        const i = Number(record.toolCallId.slice("call_".length));
+        assert.equal(record.cost?.spent, 3 + (i % 3));
+        spent += record.cost!.spent!;
+      }
+      const state = await reader.getRun(runId);
+      assert.deepEqual(state?.cost, { reserved: 0, spent });
+      assert.ok(spent <= 100, `spent ${spent}`);
+      console.log(`COST ${ready.length} of 60 READY, spent ${spent}, ${samples.length} reads`);
+      assert.deepEqual(listed.run.cost, state?.cost);
+      assert.deepEqual(state?.budget, { calls: 1_000, perTool: {}, cost: 100 });
+      assert.equal(state?.used.calls, ready.length, "refused calls are not counted");
+      // Every instance reads the same.
+      for (const store of stores) assert.deepEqual((await store.getRun(runId))?.cost, state?.cost);
+      const ended = await stores[2]!.endRun({ runId, now: Date.now() });
+      assert.ok(ended.ok);
+      assert.deepEqual(ended.run.cost, state?.cost);
+      const exported = await stores[1]!.exportRun(runId);
+      assert.deepEqual(exported?.run.cost, state?.cost);
+      assert.deepEqual(exported?.calls.map((call) => call.record), records);
+    }, engine === "gopher-lua" ? { engine } : {});
   });
-});
+}
 
 Deno.test("60 concurrent begins of cost 5 from three stores against a budget of 100: exactly 20 begin", async () => {
   await withSharedUpstashFixture(async (fixture) => {
