@@ -146,17 +146,18 @@ const readRecord = (key: string) =>
  * Lua: `settled_of(progress)` = the reservations the completed calls with a cost settled, in all:
  * each such call's progress entry ends in ` $<reserved>` (see COMPLETE), counted once per ID.
  * `with_settled(items, progress)` appends `settled` to a run's items when it reserved anything:
- * the run then holds `reserved - settled` reserved and spent `settled + adjust`.
+ * the run then holds `reserved - settled` reserved and spent `settled + adjust` (see `toRun`).
  *
- * Lua: `run_items(key, progress)` = the run hash as `{field, value, ...}` without the `c:` fields of its
- * begun calls, the `p:` proof hashes of its signed completes and its `seal`, or nil when absent;
- * and the seal (`false` when none).
+ * Lua: `run_items(key, progress)` = the run hash as `{field, value, ...}` without the `c:` fields
+ * of its begun calls, the `p:` proof hashes of its signed completes and its `seal`, or nil when
+ * absent, with `settled` (above); and the seal (`false` when none).
  * For a run of layout ${LAYOUT} it reads a fixed field list, then the `b:` and `u:` fields of the
  * tools its `tools` field names: two HMGETs, whatever the number of calls. A run of an earlier
  * layout has no `tools`: the whole hash is read and filtered, as then.
  *
- * `run_reply(key, calls, progress)`: `["OK", field, value, ...]` of those items (with `calls`, the whole
- * hash, for listCalls and exportRun, which need the begun keys), or `[]` when absent.
+ * `run_reply(key, calls, progress)`: `["OK", field, value, ...]` of those items (with `calls`,
+ * the whole hash and `settled`, for listCalls and exportRun, which need the begun keys), or `[]`
+ * when absent.
  */
 const RUN_READ = `
 local function settled_of(progress)
@@ -318,8 +319,8 @@ return run_reply(KEYS[1], ARGV[1] == '1', KEYS[2])
 
 /**
  * The checks of `Store.begin` in MemoryStore's order, then the create, all or nothing: four
- * Redis calls when it creates a record, the first of a run included, and none of its refusals
- * has a write to undo.
+ * Redis calls when it creates a record, the first of a run included (a call's cost is reserved in
+ * the same writes), and none of its refusals has a write to undo.
  */
 export const BEGIN: LuaScript = {
   name: "begin",
@@ -444,7 +445,7 @@ const c = (field: (typeof COMPLETE_READ)[number]) => `r[${COMPLETE_READ.indexOf(
 /**
  * PROJECTING -> READY | ERROR for the attempt that began it; appends to the progress index
  * first, so a run cut off part-way never leaves a READY record outside the index. Three Redis
- * calls.
+ * calls; for a call with a cost that spent other than it reserved, four (the run's `adjust`).
  */
 export const COMPLETE: LuaScript = {
   name: "complete",
@@ -601,8 +602,8 @@ export const END_RUN: LuaScript = {
 --        ("0" and none once there is a seal)
 --      | ["RUN_NOT_FOUND"]
 -- An index entry is '<id> r<expiresAt>' (READY), '<id> e' (ERROR) or, written before the marks,
--- '<id>'; a call with a cost adds ' $<reserved>' to its mark: a run with such an entry gets all its candidates in one page, as its records alone
--- tell READY from ERROR. The marks are read, no record is: the READY entries past the page are
+-- '<id>': a run with such an entry gets all its candidates in one page, as its records alone
+-- tell READY from ERROR. A call with a cost adds ' $<reserved>' after its mark (see COMPLETE). The marks are read, no record is: the READY entries past the page are
 -- counted (those whose expiresAt is past ARGV[1] are gone), not resolved.
 ${RUN_READ}
 -- The expiresAt of a READY entry, as text: the digits after its ' r'.

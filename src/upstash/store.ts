@@ -130,6 +130,10 @@ import {
  *   with a redacted `cause` (the client's own message repeats the whole command).
  * - Records expire `ttlMs` after creation on Redis's clock (`PEXPIRE`, set once); the
  *   `expiresAt` a record reports is the caller's `now + ttlMs`.
+ * - Cost budgets: begin reserves a call's cost in the writes that count the call, complete settles
+ *   it in its progress entry (one `HINCRBY` more only when the call spent other than it
+ *   reserved), and a run read sums the settled reservations from the progress list, so a call
+ *   without a cost bills as before (docs/upstash.md, "Cost budgets").
  *
  * @example
  * ```ts ignore
