@@ -10,7 +10,13 @@ import { checkFailure } from "../core/failure.ts";
 import { checkRecordProof } from "../core/ledger.ts";
 import { setOwnBudget } from "../core/limits.ts";
 import type { BegunCall, RunState, StoredRecord, StoreRefusal } from "../core/store.ts";
-import type { EvidenceStatus, RecordProof, RecordStatus, ToolFailure } from "../core/types.ts";
+import type {
+  EvidenceStatus,
+  RecordCost,
+  RecordProof,
+  RecordStatus,
+  ToolFailure,
+} from "../core/types.ts";
 import { RedisStoreError, storeUnavailable } from "./errors.ts";
 import { RECORD_FIELDS } from "./scripts.ts";
 
@@ -59,6 +65,7 @@ export const BEGIN_CODES = [
   "TOOL_CALL_CONFLICT",
   "TOOL_BUDGET_EXHAUSTED",
   "RUN_BUDGET_EXHAUSTED",
+  "BUDGET_EXHAUSTED",
 ] as const;
 export const COMPLETE_CODES = ["RECORD_EXPIRED", "ILLEGAL_TRANSITION"] as const;
 export const END_RUN_CODES = ["RUN_NOT_FOUND"] as const;
@@ -112,9 +119,19 @@ export function toRecord(reply: Reply): StoredRecord {
     createdAt: int(at("createdAt")),
     updatedAt: int(at("updatedAt")),
     expiresAt: int(at("expiresAt")),
+    ...costOf(at("reserved"), at("spent")),
     ...failureOf(at("failure")),
     ...proofOf(at("proof")),
   };
+}
+
+/** A record's `reserved` and `spent` fields, as its `cost` (none for a call without a cost). */
+export function costOf(
+  reserved: string | null | undefined,
+  spent: string | null | undefined,
+): { cost?: RecordCost } {
+  if (reserved == null) return {};
+  return { cost: { reserved: int(reserved), spent: spent == null ? null : int(spent) } };
 }
 
 /** A record's `failure` field (JSON text), as the record's `failure` member. */
@@ -156,7 +173,7 @@ export function toRun(items: Reply, calls?: BegunCall[]): RunState {
   const status = hash.get("status");
   if (status !== "ACTIVE" && status !== "ENDED") throw unreadable();
   const endedAt = hash.get("endedAt");
-  return {
+  const run: RunState = {
     runId: text(hash.get("runId")),
     status,
     deadline: int(hash.get("deadline")),
@@ -165,6 +182,18 @@ export function toRun(items: Reply, calls?: BegunCall[]): RunState {
     budget: { calls: int(hash.get("calls")), perTool: budget },
     used: { calls: int(hash.get("used")), perTool: used },
   };
+  // The cost: once the run has a cost budget or reserved a cost. Every reservation made less
+  // those settled is held; what was settled, plus what completes spent past it, was spent.
+  const limit = hash.get("cost");
+  const reserved = hash.get("reserved");
+  if (limit !== undefined) run.budget.cost = int(limit);
+  if (limit !== undefined || reserved !== undefined) {
+    const settled = int(hash.get("settled") ?? "0");
+    const held = int(reserved ?? "0") - settled;
+    const spent = settled + int(hash.get("adjust") ?? "0");
+    run.cost = { reserved: held, spent };
+  }
+  return run;
 }
 
 /** A refusal of the store's own checks, before anything is sent. */

@@ -61,6 +61,9 @@ export const RECORD_FIELDS = [
   "expiresAt",
   "proof",
   "failure",
+  // A call begun with a cost: its reservation, and (once complete) what it spent.
+  "reserved",
+  "spent",
 ] as const;
 
 /**
@@ -73,6 +76,8 @@ export const COMPLETE_FIELDS = [
   "createdAt",
   "expiresAt",
   "seq",
+  // `false` for a call begun without a cost.
+  "reserved",
 ] as const;
 
 /** Fields `readFacts` returns per row: never the request or the raw response. */
@@ -118,6 +123,12 @@ export const RUN_FIELDS = [
   "endedExpiry",
   // Calls that ended ERROR, counted by complete (for listRuns).
   "errors",
+  // The cost budget (only when the run has one), the reservations begin made in all (once a call
+  // with a cost began), and what completes spent past their reservations in all (less what they
+  // gave back), once one spent other than its reservation. See RUN_READ for the run's cost.
+  "cost",
+  "reserved",
+  "adjust",
   LAYOUT_FIELD,
 ] as const;
 
@@ -132,18 +143,54 @@ const readRecord = (key: string) =>
   `local out = redis.call('HMGET', ${key}, ${luaFields(RECORD_FIELDS)})`;
 
 /**
- * Lua: `run_items(key)` = the run hash as `{field, value, ...}` without the `c:` fields of its
- * begun calls, the `p:` proof hashes of its signed completes and its `seal`, or nil when absent;
- * and the seal (`false` when none).
+ * Lua: `settled_of(progress)` = the reservations the completed calls with a cost settled, in all:
+ * each such call's progress entry ends in ` $<reserved>` (see COMPLETE), counted once per ID.
+ * `with_settled(items, progress)` appends `settled` to a run's items when it reserved anything:
+ * the run then holds `reserved - settled` reserved and spent `settled + adjust` (see `toRun`).
+ *
+ * Lua: `run_items(key, progress)` = the run hash as `{field, value, ...}` without the `c:` fields
+ * of its begun calls, the `p:` proof hashes of its signed completes and its `seal`, or nil when
+ * absent, with `settled` (above); and the seal (`false` when none).
  * For a run of layout ${LAYOUT} it reads a fixed field list, then the `b:` and `u:` fields of the
  * tools its `tools` field names: two HMGETs, whatever the number of calls. A run of an earlier
  * layout has no `tools`: the whole hash is read and filtered, as then.
  *
- * `run_reply(key, calls)`: `["OK", field, value, ...]` of those items (with `calls`, the whole
- * hash, for listCalls and exportRun, which need the begun keys), or `[]` when absent.
+ * `run_reply(key, calls, progress)`: `["OK", field, value, ...]` of those items (with `calls`,
+ * the whole hash and `settled`, for listCalls and exportRun, which need the begun keys), or `[]`
+ * when absent.
  */
 const RUN_READ = `
-local function run_items(key)
+local function settled_of(progress)
+  local entries = redis.call('LRANGE', progress, 0, -1)
+  local seen, sum = {}, 0
+  for i = 1, #entries do
+    local entry = entries[i]
+    local at = string.find(entry, ' $', 1, true)
+    if at then
+      local id = string.sub(entry, 1, string.find(entry, ' ', 1, true) - 1)
+      if not seen[id] then
+        seen[id] = true
+        sum = sum + tonumber(string.sub(entry, at + 2))
+      end
+    end
+  end
+  return string.format('%d', sum)
+end
+
+local function with_settled(items, progress)
+  for i = 1, #items - 1, 2 do
+    if items[i] == 'reserved' then
+      if items[i + 1] ~= '0' then
+        items[#items + 1] = 'settled'
+        items[#items + 1] = settled_of(progress)
+      end
+      return items
+    end
+  end
+  return items
+end
+
+local function run_items(key, progress)
   local fixed = redis.call('HMGET', key, ${luaFields(RUN_FIELDS)}, 'tools', 'seal')
   if not fixed[2] then return nil end
   local items = {}
@@ -170,7 +217,7 @@ local function run_items(key)
         end
       end
     end
-    return items, fixed[${RUN_FIELDS.length + 2}]
+    return with_settled(items, progress), fixed[${RUN_FIELDS.length + 2}]
   end
   local all, seal = redis.call('HGETALL', key), false
   for i = 1, #all, 2 do
@@ -182,17 +229,18 @@ local function run_items(key)
       items[#items + 1] = all[i + 1]
     end
   end
-  return items, seal
+  return with_settled(items, progress), seal
 end
 
-local function run_reply(key, calls)
+local function run_reply(key, calls, progress)
   if calls then
     local all = redis.call('HGETALL', key)
     if #all == 0 then return '[]' end
+    with_settled(all, progress)
     table.insert(all, 1, 'OK')
     return cjson.encode(all)
   end
-  local items = run_items(key)
+  local items = run_items(key, progress)
   if not items then return '[]' end
   table.insert(items, 1, 'OK')
   return cjson.encode(items)
@@ -212,7 +260,8 @@ export const START_RUN: LuaScript = {
 -- KEYS[1]  run hash       KEYS[2] progress list
 -- ARGV[1]  runId          ARGV[2] attemptId     ARGV[3] deadline (epoch ms)
 -- ARGV[4]  calls budget   ARGV[5] ttlMs         ARGV[6] now (epoch ms)
--- ARGV[7..] pairs of tool name, tool budget
+-- ARGV[7]  the cost budget, '' for none
+-- ARGV[8..] pairs of tool name, tool budget
 -- Reply: ["OK"] when created (the caller knows every field)
 --      | ["OK", field, value, ...] (the run hash) for a repeat of the same attempt
 --      | ["RUN_ALREADY_EXISTS"]
@@ -220,7 +269,7 @@ ${RUN_READ}
 local attempt = redis.call('HGET', KEYS[1], 'attemptId')
 if attempt then
   if attempt ~= ARGV[2] then return ${fixed("RUN_ALREADY_EXISTS")} end
-  return run_reply(KEYS[1], false)
+  return run_reply(KEYS[1], false, KEYS[2])
 end
 -- The index first, with its TTL: once the run hash exists, so does its index, and complete never
 -- has to create it or set a TTL. Its one element '' is a sentinel that keeps the list in being;
@@ -233,8 +282,12 @@ redis.call('PEXPIRE', KEYS[2], ARGV[5])
 local expireAt = redis.call('PEXPIRETIME', KEYS[2])
 local fields = {'runId', ARGV[1], 'status', 'ACTIVE', 'deadline', ARGV[3], 'startedAt', ARGV[6],
   'calls', ARGV[4], 'used', '0', 'attemptId', ARGV[2], '${LAYOUT_FIELD}', '${LAYOUT}'}
+if ARGV[7] ~= '' then
+  fields[#fields + 1] = 'cost'
+  fields[#fields + 1] = ARGV[7]
+end
 local tools = {}
-for i = 7, #ARGV, 2 do
+for i = 8, #ARGV, 2 do
   fields[#fields + 1] = 'b:' .. ARGV[i]
   fields[#fields + 1] = ARGV[i + 1]
   tools[#tools + 1] = ARGV[i]
@@ -256,18 +309,18 @@ export const GET_RUN: LuaScript = {
   name: "getRun",
   readOnly: true,
   source: `-- getRun
--- KEYS[1]  run hash
+-- KEYS[1]  run hash       KEYS[2] progress list (read only for a run that reserved a cost)
 -- ARGV[1]  '1' to include the begun calls (listCalls), '0' not
 -- Reply: ["OK", field, value, ...] | [] when absent
 ${RUN_READ}
-return run_reply(KEYS[1], ARGV[1] == '1')
+return run_reply(KEYS[1], ARGV[1] == '1', KEYS[2])
 `,
 };
 
 /**
  * The checks of `Store.begin` in MemoryStore's order, then the create, all or nothing: four
- * Redis calls when it creates a record, the first of a run included, and none of its refusals
- * has a write to undo.
+ * Redis calls when it creates a record, the first of a run included (a call's cost is reserved in
+ * the same writes), and none of its refusals has a write to undo.
  */
 export const BEGIN: LuaScript = {
   name: "begin",
@@ -278,15 +331,18 @@ export const BEGIN: LuaScript = {
 -- ARGV[5]  attemptId      ARGV[6] ttlMs         ARGV[7] now          ARGV[8] expiresAt (now + ttlMs)
 -- ARGV[9]  requestDigest  ARGV[10] '1' to carry the record in DUPLICATE_TOOL_CALL (replay), '0' not
 -- ARGV[11] the instance asked for: the run's startedAt, or '' for whichever lives
+-- ARGV[12] the call's cost, '' for a tool without one
 -- Reply: ["OK", deadline, startedAt, seq] when created (the caller knows every other field)
 --      | ["OK", deadline, startedAt, <${RECORD_FIELDS.length} record fields>] for a repeat of the same attempt
 --      | ["DUPLICATE_TOOL_CALL", "REPLAY", <${RECORD_FIELDS.length} record fields, or none once it expired>] with ARGV[10] '1'
 --      | ["RUN_NOT_FOUND" | "RUN_INACTIVE" | "DEADLINE_EXCEEDED" | "DUPLICATE_TOOL_CALL"
---         | "TOOL_CALL_CONFLICT" | "TOOL_BUDGET_EXHAUSTED" | "RUN_BUDGET_EXHAUSTED"]
+--         | "TOOL_CALL_CONFLICT" | "TOOL_BUDGET_EXHAUSTED" | "RUN_BUDGET_EXHAUSTED"
+--         | "BUDGET_EXHAUSTED"]
 -- A begun key is the run hash field c:<toolCallId> = '<seq>:<attemptId>:<requestDigest>', kept for
 -- the life of the run (also after its record expired); the digest holds no ':'.
 local run = redis.call('HMGET', KEYS[1], 'status', 'deadline', 'calls', 'used',
-  'b:' .. ARGV[3], 'u:' .. ARGV[3], 'c:' .. ARGV[2], '${LAYOUT_FIELD}', 'tools', 'startedAt')
+  'b:' .. ARGV[3], 'u:' .. ARGV[3], 'c:' .. ARGV[2], '${LAYOUT_FIELD}', 'tools', 'startedAt',
+  'cost', 'reserved', 'adjust')
 -- startRun gives every run hash a status: none means no run. A run of this ID that started at
 -- another ms is another instance: the one asked for is gone.
 if not run[1] or (ARGV[11] ~= '' and run[10] ~= ARGV[11]) then
@@ -324,18 +380,40 @@ if run[5] and tonumber(run[6] or '0') >= tonumber(run[5]) then
   return ${fixed("TOOL_BUDGET_EXHAUSTED")}
 end
 if tonumber(run[4]) >= tonumber(run[3]) then return ${fixed("RUN_BUDGET_EXHAUSTED")} end
+-- The cost budget: what the run holds reserved plus what it spent is every reservation made
+-- (reserved) plus what completes spent past theirs (adjust), so the call fits when that plus its
+-- cost is within the budget (fitsCostBudget). Nothing to read or write for a call without one.
+local reserved = false
+if ARGV[12] ~= '' then
+  local total = tonumber(run[12] or '0') + tonumber(ARGV[12])
+  if run[11] and total + tonumber(run[13] or '0') > tonumber(run[11]) then
+    return ${fixed("BUDGET_EXHAUSTED")}
+  end
+  reserved = string.format('%d', total)
+end
 -- The call's position in the run: the count of calls begun, this one included. '%d' prints the
 -- counters exactly (they stay far below 2^53).
 local seq = string.format('%d', tonumber(run[4]) + 1)
-redis.call('HSET', KEYS[2], 'runId', ARGV[1], 'toolCallId', ARGV[2], 'toolName', ARGV[3],
+local record = {'runId', ARGV[1], 'toolCallId', ARGV[2], 'toolName', ARGV[3],
   'status', 'PROJECTING', 'requestJson', ARGV[4], 'attemptId', ARGV[5], 'seq', seq,
-  'createdAt', ARGV[7], 'updatedAt', ARGV[7], 'expiresAt', ARGV[8])
+  'createdAt', ARGV[7], 'updatedAt', ARGV[7], 'expiresAt', ARGV[8]}
+if reserved then
+  record[#record + 1] = 'reserved'
+  record[#record + 1] = ARGV[12]
+end
+redis.call('HSET', KEYS[2], unpack(record))
 redis.call('PEXPIRE', KEYS[2], ARGV[6])
 -- Both counters and the begun key in one write. Cut off before it, the record exists unmarked:
 -- it expires with its TTL, and the same attempt begins again (its budget counted then, once, and
 -- its position the same).
 local set = {'used', seq, 'u:' .. ARGV[3], string.format('%d', tonumber(run[6] or '0') + 1),
   'c:' .. ARGV[2], seq .. ':' .. ARGV[5] .. ':' .. ARGV[9]}
+-- The reservation in the same write: a begin cut off before it reserved nothing, and its
+-- record, unmarked, is begun again by the same attempt (see above).
+if reserved then
+  set[#set + 1] = 'reserved'
+  set[#set + 1] = reserved
+end
 -- A tool's first call (no budget, no count yet) adds its name to the tools a run read looks up,
 -- in the same write as its count: a run read never misses a u: field.
 if run[9] and not run[5] and not run[6] then
@@ -360,13 +438,14 @@ const COMPLETE_READ = [
   "updatedAt",
   "proof",
   "failure",
+  "spent",
 ] as const;
 const c = (field: (typeof COMPLETE_READ)[number]) => `r[${COMPLETE_READ.indexOf(field) + 1}]`;
 
 /**
  * PROJECTING -> READY | ERROR for the attempt that began it; appends to the progress index
  * first, so a run cut off part-way never leaves a READY record outside the index. Three Redis
- * calls.
+ * calls; for a call with a cost that spent other than it reserved, four (the run's `adjust`).
  */
 export const COMPLETE: LuaScript = {
   name: "complete",
@@ -379,6 +458,7 @@ export const COMPLETE: LuaScript = {
 -- ARGV[11] now
 -- ARGV[12] the proof's JSON text, '' for none  ARGV[13] its hash
 -- ARGV[14] the failure's JSON text (ERROR only), '' for none
+-- ARGV[15] what the call spent, '' for its reservation (or for a call begun without a cost)
 -- Reply: ["OK", ${COMPLETE_FIELDS.join(", ")}] when completed now (updatedAt is ARGV[11])
 --      | ["OK", ${COMPLETE_FIELDS.join(", ")}, updatedAt, proof] for a repeat of the same complete
 --      | ["RECORD_EXPIRED"] | ["ILLEGAL_TRANSITION"]
@@ -407,6 +487,13 @@ elseif status == 'ERROR' and ARGV[6] ~= '' then
 else
   return ${fixed("ILLEGAL_TRANSITION")}
 end
+-- Only a call begun with a cost settles one: what it spent, else its reservation.
+local reserved, spent = ${c("reserved")}, false
+if reserved then
+  spent = ARGV[15] ~= '' and ARGV[15] or reserved
+elseif ARGV[15] ~= '' then
+  return ${fixed("ILLEGAL_TRANSITION")}
+end
 -- A record begun by the earlier layout has no position: '0'.
 local reply = {'OK', ${
     COMPLETE_FIELDS.map((f) => f === "seq" ? `${c(f)} or '0'` : c(f)).join(", ")
@@ -415,7 +502,9 @@ if ${c("status")} ~= 'PROJECTING' then
   -- A retry of this very complete returns the record again; anything else is refused.
   if ${c("status")} == status and ${c("evidence")} == evidence and ${c("errorCode")} == code and ${
     c("rawJson")
-  } == raw and ${c("agentResultJson")} == agent and ${c("failure")} == failure then
+  } == raw and ${c("agentResultJson")} == agent and ${c("failure")} == failure and ${
+    c("spent")
+  } == spent then
     reply[${COMPLETE_FIELDS.length + 2}] = ${c("updatedAt")}
     reply[${COMPLETE_FIELDS.length + 3}] = ${c("proof")}
     return cjson.encode(reply)
@@ -430,14 +519,27 @@ end
 -- startRun created the index with the run's TTL, so RPUSHX (which never creates) is enough
 -- while the run lives. It answers 0 when the run is gone, or when the run was started before
 -- startRun created the index: then, while the run lives (PTTL is not -2), RPUSH creates it.
--- The entry marks the outcome: '<id> r<expiresAt>' for READY, '<id> e' for ERROR (see END_RUN).
+-- The entry marks the outcome: '<id> r<expiresAt>' for READY, '<id> e' for ERROR (see END_RUN),
+-- and for a call with a cost ends in ' $<reserved>': the entry settles it (RUN_READ), so that a
+-- call that spent its reservation costs no command more.
 local entry = ARGV[1] .. (status == 'READY' and (' r' .. ${c("expiresAt")}) or ' e')
-if redis.call('RPUSHX', KEYS[3], entry) == 0 then
+if reserved then entry = entry .. ' $' .. reserved end
+local alive = redis.call('RPUSHX', KEYS[3], entry) ~= 0
+if not alive then
   local ttl = redis.call('PTTL', KEYS[2])
   if ttl ~= -2 then
+    alive = true
     redis.call('RPUSH', KEYS[3], entry)
     if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
   end
+end
+-- What it spent past its reservation (or gave back) goes to the run's adjust, in the order that
+-- never undercounts a spend when cut off part-way: an excess before the record is written (a
+-- repeat after such a cut counts it twice, never not at all), a refund after it (a cut loses the
+-- refund, never counts it twice). The index holds the run's TTL: while it lives, so does the run.
+local excess = reserved and (tonumber(spent) - tonumber(reserved)) or 0
+if alive and excess > 0 then
+  redis.call('HINCRBY', KEYS[2], 'adjust', string.format('%d', excess))
 end
 -- The run's count of ERROR records, for listRuns (HINCRBY on an absent hash would create it).
 if code and redis.call('EXISTS', KEYS[2]) == 1 then redis.call('HINCRBY', KEYS[2], 'errors', 1) end
@@ -447,12 +549,16 @@ if code then set[#set + 1] = 'errorCode'; set[#set + 1] = code end
 if raw then set[#set + 1] = 'rawJson'; set[#set + 1] = raw end
 if agent then set[#set + 1] = 'agentResultJson'; set[#set + 1] = agent end
 if failure then set[#set + 1] = 'failure'; set[#set + 1] = failure end
+if spent then set[#set + 1] = 'spent'; set[#set + 1] = spent end
 if ARGV[12] ~= '' then
   set[#set + 1] = 'proof'; set[#set + 1] = ARGV[12]
   -- The hash also in the run hash, for the seal: endRun reads no record.
   redis.call('HSET', KEYS[2], 'p:' .. ARGV[1], ARGV[13])
 end
 redis.call('HSET', KEYS[1], unpack(set))
+if alive and excess < 0 then
+  redis.call('HINCRBY', KEYS[2], 'adjust', string.format('%d', excess))
+end
 return cjson.encode(reply)
 `,
 };
@@ -497,10 +603,17 @@ export const END_RUN: LuaScript = {
 --      | ["RUN_NOT_FOUND"]
 -- An index entry is '<id> r<expiresAt>' (READY), '<id> e' (ERROR) or, written before the marks,
 -- '<id>': a run with such an entry gets all its candidates in one page, as its records alone
--- tell READY from ERROR. The marks are read, no record is: the READY entries past the page are
+-- tell READY from ERROR. A call with a cost adds ' $<reserved>' after its mark (see COMPLETE). The marks are read, no record is: the READY entries past the page are
 -- counted (those whose expiresAt is past ARGV[1] are gone), not resolved.
 ${RUN_READ}
-local items, seal = run_items(KEYS[1])
+-- The expiresAt of a READY entry, as text: the digits after its ' r'.
+local function expiry_text(entry, space)
+  local text = string.sub(entry, space + 2)
+  local stop = string.find(text, ' ', 1, true)
+  if stop then text = string.sub(text, 1, stop - 1) end
+  return text
+end
+local items, seal = run_items(KEYS[1], KEYS[2])
 if not items then return ${fixed("RUN_NOT_FOUND")} end
 local out, status_at, kept, counted, soonest = {'OK', '0'}, nil, nil, nil, nil
 for i = 1, #items, 2 do
@@ -564,7 +677,7 @@ while at < size and #ready < upto do
         ready[#ready + 1] = id
         marks[#ready] = entry
         if whole then
-          local text = string.sub(entry, space + 2)
+          local text = expiry_text(entry, space)
           local expiry = tonumber(text)
           if not min_expiry or expiry < min_expiry then min_expiry, min_text = expiry, text end
         end
@@ -592,7 +705,7 @@ if paging then
     left = 0
     for i = last + 1, #ready do
       local entry = marks[i]
-      if tonumber(string.sub(entry, string.find(entry, ' ', 1, true) + 2)) > now then
+      if tonumber(expiry_text(entry, string.find(entry, ' ', 1, true))) > now then
         left = left + 1
       end
     end

@@ -66,6 +66,7 @@ import {
 import {
   BEGIN_CODES,
   COMPLETE_CODES,
+  costOf,
   decodeReply,
   END_RUN_CODES,
   int,
@@ -129,6 +130,10 @@ import {
  *   with a redacted `cause` (the client's own message repeats the whole command).
  * - Records expire `ttlMs` after creation on Redis's clock (`PEXPIRE`, set once); the
  *   `expiresAt` a record reports is the caller's `now + ttlMs`.
+ * - Cost budgets: begin reserves a call's cost in the writes that count the call, complete settles
+ *   it in its progress entry (one `HINCRBY` more only when the call spent other than it
+ *   reserved), and a run read sums the settled reservations from the progress list, so a call
+ *   without a cost bills as before (docs/upstash.md, "Cost budgets").
  *
  * @example
  * ```ts ignore
@@ -217,6 +222,7 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
       intArg(request.budget.calls),
       intArg(request.ttlMs),
       intArg(request.now),
+      request.budget.cost === undefined ? "" : intArg(request.budget.cost),
     ];
     const perTool = Object.entries(request.budget.perTool);
     for (const [tool, limit] of perTool) args.push(tool, intArg(limit));
@@ -242,24 +248,26 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
     // Created: every field is the request's.
     const budget: Record<string, number> = {};
     for (const [tool, limit] of perTool) setOwnBudget(budget, tool, limit);
-    return {
-      ok: true,
-      run: {
-        runId,
-        status: "ACTIVE",
-        deadline: request.deadline,
-        startedAt: request.now,
-        endedAt: null,
-        budget: { calls: request.budget.calls, perTool: budget },
-        used: { calls: 0, perTool: {} },
-      },
+    const run: RunState = {
+      runId,
+      status: "ACTIVE",
+      deadline: request.deadline,
+      startedAt: request.now,
+      endedAt: null,
+      budget: { calls: request.budget.calls, perTool: budget },
+      used: { calls: 0, perTool: {} },
     };
+    if (request.budget.cost !== undefined) {
+      run.budget.cost = request.budget.cost;
+      run.cost = { reserved: 0, spent: 0 };
+    }
+    return { ok: true, run };
   }
 
   /** {@inheritDoc Store.getRun} */
   async getRun(runId: string): Promise<RunState | null> {
     if (!isSafeRunId(runId)) return null;
-    const reply = await this.#call(GET_RUN, [this.#runKey(runId)], ["0"]);
+    const reply = await this.#call(GET_RUN, this.#runReadKeys(runId), ["0"]);
     if (reply.length === 0) return null;
     return this.#parse(() => toRun(reply.slice(1)));
   }
@@ -290,6 +298,7 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
         request.requestDigest,
         replay ? "1" : "0",
         startedAt === undefined ? "" : intArg(startedAt),
+        request.cost === undefined ? "" : intArg(request.cost),
       ],
       // Before the tool may run, the replicas hold the record (a refusal wrote nothing).
       this.#durability === undefined
@@ -353,13 +362,15 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
       valid && outcome.status === "ERROR" && outcome.failure !== undefined
         ? JSON.stringify(checkFailure(outcome.failure))
         : "",
+      request.spent === undefined ? "" : intArg(request.spent),
     ]);
     const status = replyStatus(reply);
     if (status !== "OK") return refusalOf(status, COMPLETE_CODES);
     // The reply carries only the fields the request does not: the script checked that the
     // attempt, the status, the evidence, the error code and the payloads stored are the ones sent.
     const record = this.#parse((): StoredRecord => {
-      const [, toolName, requestJson, createdAt, expiresAt, seq, updatedAt, storedProof] = reply;
+      const [, toolName, requestJson, createdAt, expiresAt, seq, reserved, updatedAt, storedProof] =
+        reply;
       const width = COMPLETE_FIELDS.length + 1;
       if (!valid || (reply.length !== width && reply.length !== width + 2)) throw unreadable();
       const begun: StoredRecord = {
@@ -377,11 +388,14 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
         createdAt: int(createdAt),
         updatedAt: int(createdAt),
         expiresAt: int(expiresAt),
+        ...costOf(reserved, null),
       };
+      // The script checked that a repeat names what was spent first.
       const done = applyOutcome(
         begun,
         outcome,
         updatedAt === undefined ? request.now : int(updatedAt),
+        request.spent,
       );
       // A repeat answers the proof stored first; a fresh complete stored the one sent.
       const kept = updatedAt === undefined ? (proof && { proof }) : proofOf(storedProof);
@@ -466,7 +480,7 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
   /** {@inheritDoc RunSeal.exportRun} */
   async exportRun(runId: string): Promise<ExportRunReply> {
     if (!isSafeRunId(runId)) return null;
-    const runReply = await this.#call(GET_RUN, [this.#runKey(runId)], ["1"]);
+    const runReply = await this.#call(GET_RUN, this.#runReadKeys(runId), ["1"]);
     if (runReply.length === 0) return null;
     const begun: BegunCall[] = [];
     const items = runReply.slice(1);
@@ -526,7 +540,7 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
   /** A run's line in listRuns, from its hash (GET_RUN, batched with the others of the page). */
   async #runSummary(runId: string): Promise<RunSummary | null> {
     if (!isSafeRunId(runId)) return null;
-    const reply = await this.#call(GET_RUN, [this.#runKey(runId)], ["0"], undefined, true);
+    const reply = await this.#call(GET_RUN, this.#runReadKeys(runId), ["0"], undefined, true);
     if (reply.length === 0) return null;
     return this.#parse(() => {
       const items = reply.slice(1);
@@ -542,6 +556,7 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
         endedAt: run.endedAt,
         calls: run.used.calls,
         errors,
+        ...(run.cost === undefined ? {} : { cost: run.cost }),
       };
     });
   }
@@ -625,7 +640,7 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
   /** {@inheritDoc CallIndex.listCalls} */
   async listCalls(runId: string): Promise<{ run: RunState; calls: CallSummary[] } | null> {
     if (!isSafeRunId(runId)) return null;
-    const runReply = await this.#call(GET_RUN, [this.#runKey(runId)], ["1"]);
+    const runReply = await this.#call(GET_RUN, this.#runReadKeys(runId), ["1"]);
     if (runReply.length === 0) return null;
     const begun: BegunCall[] = [];
     const run = this.#parse(() => toRun(runReply.slice(1), begun));
@@ -663,6 +678,11 @@ export class UpstashStore implements Store, CallIndex, RunIndex, RunSeal {
   /** The run indexes of listRuns: by startedAt, and by expiry. One hash tag, the store's own. */
   #runsKeys(): string[] {
     return [`${this.#prefix}:{runs}:started`, `${this.#prefix}:{runs}:expires`];
+  }
+
+  /** What a run read declares: the run hash, and its progress list (for its cost). */
+  #runReadKeys(runId: string): string[] {
+    return [this.#runKey(runId), this.#progressKey(runId)];
   }
 
   #runKey(runId: string): string {

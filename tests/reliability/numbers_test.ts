@@ -4,8 +4,8 @@
  * Upstash store sends each number to its Lua scripts as a plain integer string.
  */
 import fc from "fast-check";
-import { ToolBoundary } from "../../src/mod.ts";
-import { MAX_BUDGET, MAX_EPOCH_MS, MAX_TTL_MS } from "../../src/core/limits.ts";
+import { defineTool, ToolBoundary } from "../../src/mod.ts";
+import { MAX_BUDGET, MAX_COST, MAX_EPOCH_MS, MAX_TTL_MS } from "../../src/core/limits.ts";
 import type { StartRunRequest } from "../../src/store/mod.ts";
 import { UpstashStore } from "../../src/upstash/mod.ts";
 import { SCRIPTS } from "../../src/upstash/scripts.ts";
@@ -391,11 +391,14 @@ Deno.test("over HTTP, a start-run body outside the range gets 400 INVALID_REQUES
   checkEqual(f, long.status, 201, "the longest TTL");
 });
 
-/** 1-based ARGV positions that carry numbers, per script; `pairs` adds every second from there. */
-const NUMERIC_ARGV: Record<string, { at: number[]; pairsFrom?: number }> = {
-  startRun: { at: [3, 4, 5, 6], pairsFrom: 8 },
-  begin: { at: [6, 7, 8, 10] },
-  complete: { at: [3, 7, 9, 11] },
+/**
+ * 1-based ARGV positions that carry numbers, per script; `pairs` adds every second from there;
+ * `unlessEmpty` those that carry one or `''` (none): the costs.
+ */
+const NUMERIC_ARGV: Record<string, { at: number[]; pairsFrom?: number; unlessEmpty?: number[] }> = {
+  startRun: { at: [3, 4, 5, 6], pairsFrom: 9, unlessEmpty: [7] },
+  begin: { at: [6, 7, 8, 10], unlessEmpty: [12] },
+  complete: { at: [3, 7, 9, 11], unlessEmpty: [15] },
   endRun: { at: [1] },
   readFacts: { at: [2, 3] },
   get: { at: [] },
@@ -421,7 +424,17 @@ Deno.test("UpstashStore wire: every number a script receives in ARGV is a plain 
       bySource.set(script.source, script.name);
     }
     const store = new UpstashStore({ redis: fixture.createRedis() });
-    const tools = [namedTool("search"), namedTool("limited", 3)];
+    const priced = defineTool({
+      name: "priced",
+      readOnly: true,
+      cost: MAX_COST,
+      execute: (_input, ctx) => {
+        ctx.settle(MAX_COST - 1);
+        return { tool: "priced" };
+      },
+      project: (raw) => ({ evidence: "EVIDENCE_FOUND", scope: "the tool's name", content: raw }),
+    });
+    const tools = [namedTool("search"), namedTool("limited", 3), priced];
     const defaults = new ToolBoundary({ store, tools });
     const extremes = new ToolBoundary({ store, tools, recordTtlMs: MAX_TTL_MS });
     fixture.endpoint.reset();
@@ -437,9 +450,10 @@ Deno.test("UpstashStore wire: every number a script receives in ARGV is a plain 
           budget: { calls: MAX_BUDGET, perTool: { search: MAX_BUDGET, limited: 0, other: 0 } },
         }),
       ],
+      [extremes, await extremes.startRun({ budget: { calls: 10, cost: MAX_COST } })],
     ] as const;
     for (const [boundary, run] of runs) {
-      for (const toolName of ["search", "limited"]) {
+      for (const toolName of ["search", "limited", "priced"]) {
         await boundary.invoke(run, {
           toolCallId: `call_${toolName}`,
           runId: run.runId,
@@ -471,6 +485,7 @@ Deno.test("UpstashStore wire: every number a script receives in ARGV is a plain 
       const argv = command.slice(3 + Number(command[2]));
       const positions = [...spec.at];
       for (let i = spec.pairsFrom ?? Infinity; i <= argv.length; i += 2) positions.push(i);
+      for (const at of spec.unlessEmpty ?? []) if (argv[at - 1] !== "") positions.push(at);
       for (const at of positions) {
         const value = argv[at - 1];
         check(f, value !== undefined && /^-?\d+$/.test(value), `${name} ARGV[${at}] = ${value}`);
@@ -481,7 +496,15 @@ Deno.test("UpstashStore wire: every number a script receives in ARGV is a plain 
     }
     checkEqual(f, [...seen.keys()].sort(), Object.keys(NUMERIC_ARGV).sort(), "every script ran");
     // The values that used to go out as exponent notation or past 2^53 now go out exactly.
-    for (const exact of [String(MAX_EPOCH_MS), String(MAX_BUDGET), String(MAX_TTL_MS)]) {
+    for (
+      const exact of [
+        String(MAX_EPOCH_MS),
+        String(MAX_BUDGET),
+        String(MAX_TTL_MS),
+        String(MAX_COST),
+        String(MAX_COST - 1),
+      ]
+    ) {
       check(f, numbers.includes(exact), `${exact} sent as digits`);
     }
     check(f, !numbers.some((value) => /e|\./i.test(value)), "no exponent, no fraction");

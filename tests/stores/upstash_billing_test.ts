@@ -429,3 +429,99 @@ Deno.test("UpstashStore: an end reads no record once the facts can take no more:
     await fixture.stop();
   }
 });
+
+/**
+ * The designed cost of calls with a cost (docs/upstash.md, "Cost budgets"): begin reserves in
+ * the writes it makes anyway, complete settles in its progress entry, and only a spend other
+ * than the reservation adds a command (`HINCRBY` of the run's `adjust`: an excess before the
+ * record is written, a refund after it). A run read adds an `LRANGE` of the progress list once
+ * the run reserved a cost.
+ */
+const EXPECTED_COST: Record<string, string> = {
+  "begin, no cost": ">EVALSHA HMGET HSET PEXPIRE HSET",
+  "complete, no cost": ">EVALSHA HMGET RPUSHX HSET",
+  "begin, with a cost": ">EVALSHA HMGET HSET PEXPIRE HSET",
+  "complete, spent == reserved": ">EVALSHA HMGET RPUSHX HSET",
+  "complete, spent < reserved": ">EVALSHA HMGET RPUSHX HSET HINCRBY",
+  "complete, spent > reserved": ">EVALSHA HMGET RPUSHX HINCRBY HSET",
+  "begin, BUDGET_EXHAUSTED": ">EVALSHA HMGET",
+  // No tool called yet, so no second HMGET; no reservation, so no LRANGE.
+  "getRun, cost budget, nothing reserved": ">EVALSHA HMGET",
+  "getRun, with reservations": ">EVALSHA HMGET HMGET LRANGE",
+};
+
+Deno.test("UpstashStore: a call with a cost bills as one without, one command more when it spends other than it reserved", async () => {
+  const fixture = await startSharedUpstashFixture();
+  try {
+    const store = new UpstashStore({ redis: fixture.createRedis({ enableAutoPipelining: false }) });
+    await measureAll(fixture, store); // every script used once
+    const runId = "run-costed";
+    const started = await store.startRun({
+      ...startRequest(runId),
+      budget: { calls: 50, perTool: {}, cost: 30 },
+    });
+    assert.ok(started.ok);
+    assert.deepEqual(started.run.cost, { reserved: 0, spent: 0 });
+    const bills: Record<string, Bill> = {};
+    bills["getRun, cost budget, nothing reserved"] = await bill(fixture, () => store.getRun(runId));
+    /** Begins `toolCallId` (with `cost` when given) and completes it with `spent` when given. */
+    const invoke = async (toolCallId: string, name: string, cost?: number, spent?: number) => {
+      const begun = { ...beginRequest(runId, toolCallId), ...(cost === undefined ? {} : { cost }) };
+      let began: Awaited<ReturnType<UpstashStore["begin"]>> | undefined;
+      bills[`begin, ${name}`] ??= await bill(
+        fixture,
+        async () => (began = await store.begin(begun)),
+      );
+      if (began === undefined) began = await store.begin(begun);
+      assert.ok(began.ok);
+      const complete = () =>
+        store.complete({
+          runId,
+          toolCallId,
+          attemptId: begun.attemptId,
+          outcome: READY,
+          now: Date.now(),
+          ...(spent === undefined ? {} : { spent }),
+        });
+      return complete;
+    };
+    bills["complete, no cost"] = await bill(fixture, await invoke("call_free", "no cost"));
+    bills["complete, spent == reserved"] = await bill(
+      fixture,
+      await invoke("call_even", "with a cost", 5),
+    );
+    bills["complete, spent < reserved"] = await bill(
+      fixture,
+      await invoke("call_under", "with a cost", 5, 2),
+    );
+    bills["complete, spent > reserved"] = await bill(
+      fixture,
+      await invoke("call_over", "with a cost", 5, 9),
+    );
+    // 5 + 2 + 9 spent: 16 of 30; 15 more does not fit.
+    assert.deepEqual((await store.getRun(runId))?.cost, { reserved: 0, spent: 16 });
+    bills["begin, BUDGET_EXHAUSTED"] = await bill(fixture, async () => {
+      const refused = await store.begin({ ...beginRequest(runId, "call_big"), cost: 15 });
+      assert.deepEqual(refused, { ok: false, code: "BUDGET_EXHAUSTED" });
+    });
+    bills["getRun, with reservations"] = await bill(fixture, () => store.getRun(runId));
+    const ran = Object.fromEntries(
+      Object.entries(bills).map(([name, { commands }]) => [name, commands.join(" ")]),
+    );
+    const billed = Object.fromEntries(
+      Object.entries(bills).map(([name, { commands }]) => [name, commands.length]),
+    );
+    console.log(`BILLED COST ${JSON.stringify(billed)}`);
+    assert.deepEqual(ran, EXPECTED_COST);
+    for (const [name, { requests }] of Object.entries(bills)) assert.equal(requests, 1, name);
+    // An invoke without a cost bills exactly as before; with one, at most one command more.
+    const plain = billed["begin, no cost"]! + billed["complete, no cost"]!;
+    assert.equal(plain, 9);
+    for (const kind of ["spent == reserved", "spent < reserved", "spent > reserved"]) {
+      const costed = billed["begin, with a cost"]! + billed[`complete, ${kind}`]!;
+      assert.ok(costed <= plain + 1, `${kind}: ${costed}`);
+    }
+  } finally {
+    await fixture.stop();
+  }
+});

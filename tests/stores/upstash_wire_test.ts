@@ -118,6 +118,7 @@ Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begi
       String(now),
       String(now + 60_000),
       "1",
+      false, // the call's reservation: none, begun without a cost
     ], "complete sends back neither the payloads nor anything else the request carries");
     const stored = await store.get(runId, "call_1");
     assert.deepEqual(done.record, stored, "the merged record is the stored one");
@@ -126,7 +127,7 @@ Deno.test("UpstashStore wire: every reply is one JSON array of strings, and begi
     const again = await store.complete({ ...request, now: now + 999 });
     assert.deepEqual(again, { ok: true, record: stored });
     // The stored updatedAt and the stored proof (false: none).
-    assert.equal(JSON.parse(last() as string).length, 8);
+    assert.equal(JSON.parse(last() as string).length, 9);
 
     // Refusals are one code.
     assert.deepEqual(await store.complete({ ...request, attemptId: "other" }), {
