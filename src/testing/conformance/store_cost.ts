@@ -138,6 +138,47 @@ export function storeCostCases(suite: Suite<StoreContext>): void {
   );
 
   suite.test(
+    "a begin or complete resent by its attempt reserves and settles once",
+    async (ctx) => {
+      const { store, clock } = ctx;
+      const runId = await costRun(store, clock, 20);
+      const request = beginRequest(runId, "call_resent", clock, { cost: 8 });
+      const begun = await store.begin(request);
+      const again = await store.begin(request);
+      assert.ok(begun.ok && again.ok, JSON.stringify(again));
+      assert.deepEqual(again.record, begun.record);
+      assert.deepEqual(await runCost(ctx, runId), { reserved: 8, spent: 0 });
+      const complete = {
+        runId,
+        toolCallId: "call_resent",
+        attemptId: request.attemptId,
+        outcome: READY,
+        now: clock(),
+        spent: 3,
+      };
+      const done = await store.complete(complete);
+      const repeated = await store.complete(complete);
+      assert.ok(done.ok && repeated.ok, JSON.stringify(repeated));
+      assert.deepEqual(repeated.record, done.record);
+      assert.deepEqual(done.record.cost, { reserved: 8, spent: 3 });
+      assert.deepEqual(await runCost(ctx, runId), { reserved: 0, spent: 3 });
+      // Without a spent named, a repeat settles the reservation once too.
+      const plain = beginRequest(runId, "call_plain", clock, { cost: 5 });
+      assert.ok((await store.begin(plain)).ok);
+      const completePlain = {
+        runId,
+        toolCallId: "call_plain",
+        attemptId: plain.attemptId,
+        outcome: FAILED,
+        now: clock(),
+      };
+      assert.ok((await store.complete(completePlain)).ok);
+      assert.ok((await store.complete(completePlain)).ok);
+      assert.deepEqual(await runCost(ctx, runId), { reserved: 0, spent: 8 });
+    },
+  );
+
+  suite.test(
     "complete() keeps an excess: costed calls are refused until it fits, calls without a cost are not",
     async (ctx) => {
       const { store, clock } = ctx;
