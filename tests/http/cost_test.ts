@@ -8,6 +8,9 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { defineTool, ERROR_MESSAGES, ToolBoundary } from "../../src/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
+import type { Store } from "../../src/store/mod.ts";
+import { UpstashStore } from "../../src/upstash/mod.ts";
+import { startUpstashFixture } from "../support/upstash_fixture.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import {
   CanonicalRecordSchema,
@@ -25,9 +28,10 @@ const HARNESS = "harness-token-0123456789abcdef";
  * `used` says; `metered` costs its input's `units` (a function); `free` has no cost. `ran` counts
  * each tool's executions.
  */
-function setup() {
-  let now = Date.UTC(2025, 2, 1, 12);
-  const clock = () => now;
+function setup(store?: Store) {
+  // A store of its own keeps real time; MemoryStore follows this clock.
+  let now = store === undefined ? Date.UTC(2025, 2, 1, 12) : Date.now();
+  const clock = store === undefined ? () => now : () => Date.now();
   const ran: Record<string, number> = { priced: 0, metered: 0, free: 0 };
   let release: (() => void) | null = null;
   const project = () => ({ evidence: "EVIDENCE_FOUND" as const, scope: "test", content: "ok" });
@@ -64,7 +68,7 @@ function setup() {
   });
   const boundary = new ToolBoundary({
     tools: [priced, metered, free],
-    store: new MemoryStore({ clock }),
+    store: store ?? new MemoryStore({ clock }),
     clock,
   });
   const app = createApp({ boundary, agentToken: AGENT, harnessToken: HARNESS });
@@ -100,7 +104,20 @@ function setup() {
 }
 
 Deno.test("a run started over HTTP with budget.cost keeps it, and its calls past it are 429 BUDGET_EXHAUSTED without running", async () => {
-  const { send, callTool, ran } = setup();
+  await budgetOverHttp(setup());
+});
+
+Deno.test("the same on UpstashStore: budget.cost crosses HTTP and the store's scripts alike", async () => {
+  const fixture = await startUpstashFixture();
+  try {
+    await budgetOverHttp(setup(new UpstashStore({ redis: fixture.createRedis() })));
+  } finally {
+    await fixture.stop();
+  }
+});
+
+/** Starts a run with a cost budget of 10 and spends it over HTTP, refusals included. */
+async function budgetOverHttp({ send, callTool, ran }: ReturnType<typeof setup>): Promise<void> {
   const started = await send("POST", "/v1/runs", {
     runId: "run-cost",
     ttlMs: 600_000,
@@ -150,7 +167,7 @@ Deno.test("a run started over HTTP with budget.cost keeps it, and its calls past
   assert.deepEqual(run.cost, { reserved: 0, spent: 10 });
   assert.deepEqual(run.used, { calls: 4, perTool: { priced: 2, metered: 1, free: 1 } });
   assert.deepEqual(calls.map((c) => c.toolCallId), ["call_1", "call_2", "call_4", "call_6"]);
-});
+}
 
 Deno.test("record reads carry each call's cost: reserved and spent, none for a tool without a cost", async () => {
   const { send, callTool, release } = setup();
