@@ -31,8 +31,12 @@ export type RpcId = string | number;
  * ```
  */
 export class InFlightCalls {
-  readonly #calls = new Map<string, AbortController>();
+  // By JSON-RPC id (a Map keeps 1 and "1" apart): the one call holding it, or, when calls of
+  // more than one session hold it, those calls by run and session. A call takes no key string and
+  // no allocation but its controller unless its id is held by another session's call.
+  readonly #calls = new Map<RpcId, Held | Map<string, Held>>();
   readonly #max: number;
+  #size = 0;
 
   /** @param max The most calls held at once. */
   constructor(max = 10_000) {
@@ -41,7 +45,7 @@ export class InFlightCalls {
 
   /** How many calls are held. */
   get size(): number {
-    return this.#calls.size;
+    return this.#size;
   }
 
   /**
@@ -50,11 +54,27 @@ export class InFlightCalls {
    * @returns The call's signal, or `undefined` when it was not held.
    */
   add(runId: string, session: string, id: RpcId): AbortSignal | undefined {
-    const key = inFlightKey(runId, session, id);
-    if (this.#calls.has(key) || this.#calls.size >= this.#max) return undefined;
-    const controller = new AbortController();
-    this.#calls.set(key, controller);
-    return controller.signal;
+    if (this.#size >= this.#max) return undefined;
+    const there = this.#calls.get(id);
+    let held: Held;
+    if (there === undefined) {
+      held = new Held(runId, session);
+      this.#calls.set(id, held);
+    } else if (there instanceof Map) {
+      const key = heldKey(runId, session);
+      if (there.has(key)) return undefined;
+      held = new Held(runId, session);
+      there.set(key, held);
+    } else {
+      if (there.runId === runId && there.session === session) return undefined;
+      held = new Held(runId, session);
+      this.#calls.set(
+        id,
+        new Map([[heldKey(there.runId, there.session), there], [heldKey(runId, session), held]]),
+      );
+    }
+    this.#size++;
+    return held.controller.signal;
   }
 
   /**
@@ -63,18 +83,39 @@ export class InFlightCalls {
    * @returns Whether a call was held under that key.
    */
   cancel(runId: string, session: string, id: RpcId): boolean {
-    const controller = this.#calls.get(inFlightKey(runId, session, id));
-    controller?.abort(new DOMException("The client cancelled the request.", "AbortError"));
-    return controller !== undefined;
+    const held = this.#find(runId, session, id);
+    held?.controller.abort(new DOMException("The client cancelled the request.", "AbortError"));
+    return held !== undefined;
   }
 
   /** Lets a call go (when it ended). */
   remove(runId: string, session: string, id: RpcId): void {
-    this.#calls.delete(inFlightKey(runId, session, id));
+    const there = this.#calls.get(id);
+    if (there === undefined) return;
+    if (there instanceof Map) {
+      if (!there.delete(heldKey(runId, session))) return;
+      if (there.size === 0) this.#calls.delete(id);
+    } else {
+      if (there.runId !== runId || there.session !== session) return;
+      this.#calls.delete(id);
+    }
+    this.#size--;
+  }
+
+  #find(runId: string, session: string, id: RpcId): Held | undefined {
+    const there = this.#calls.get(id);
+    if (there instanceof Map) return there.get(heldKey(runId, session));
+    return there !== undefined && there.runId === runId && there.session === session
+      ? there
+      : undefined;
   }
 }
 
-// The number 1 and the string "1" are different JSON-RPC ids. Run IDs and session IDs hold no
-// NUL, so the parts cannot run into each other.
-const inFlightKey = (runId: string, session: string, id: RpcId) =>
-  `${runId}\0${session}\0${typeof id === "number" ? "n" : "s"}${id}`;
+/** One held call: its run, its session, the controller whose signal is the call's. */
+class Held {
+  readonly controller = new AbortController();
+  constructor(readonly runId: string, readonly session: string) {}
+}
+
+// Run IDs and session IDs hold no NUL, so the parts cannot run into each other.
+const heldKey = (runId: string, session: string) => `${runId}\0${session}`;

@@ -79,6 +79,8 @@ export interface McpServer {
   maxBytes: number;
   /** `serverInfo` of `initialize` (and `_meta` of 2026-07-28 results). */
   serverInfo: { name: string; version: string };
+  /** The server's entry of a 2026-07-28 result's `_meta`, as JSON text (`"key":{...}`). */
+  serverInfoMeta: string;
   /** The body of `tools/list`, made on its first request. */
   tools(): McpTool[];
   /** The calls of this process that `notifications/cancelled` can still cancel. */
@@ -92,11 +94,13 @@ export interface McpServer {
  */
 export function mcpServer({ boundary, sessions, maxBytes, info }: McpMount): McpServer {
   let tools: McpTool[] | undefined;
+  const serverInfo = { name: info.title, version: info.version };
   return {
     boundary,
     sessions,
     maxBytes,
-    serverInfo: { name: info.title, version: info.version },
+    serverInfo,
+    serverInfoMeta: `${JSON.stringify(SERVER_INFO_META)}:${JSON.stringify(serverInfo)}`,
     // The tools' JSON Schemas are built when a client first lists them, not when the app starts.
     tools: () =>
       tools ??= boundary.describeTools().filter((tool) => tool.readOnly).map((tool) => ({
@@ -109,9 +113,17 @@ export function mcpServer({ boundary, sessions, maxBytes, info }: McpMount): Mcp
   };
 }
 
-/** A JSON-RPC request id. */
+/**
+ * A `result` already written as JSON text (a `tools/call`'s): spliced as it is into its reply, so
+ * the projection is serialized once. `JSON.rawJSON` cannot carry an object.
+ */
+class ResultText {
+  constructor(readonly json: string) {}
+}
+
+/** A JSON-RPC reply. */
 type RpcReply =
-  | { jsonrpc: "2.0"; id: RpcId; result: Record<string, unknown> }
+  | { jsonrpc: "2.0"; id: RpcId; result: Record<string, unknown> | ResultText }
   | {
     jsonrpc: "2.0";
     id: RpcId | null;
@@ -138,6 +150,22 @@ const rpcError = (
   id,
   error: { code, message, ...(data === undefined ? {} : { data }) },
 });
+
+/**
+ * The JSON text of a reply: `JSON.stringify`'s, byte for byte, with a result written ahead of
+ * time spliced in.
+ */
+function replyText(reply: RpcReply): string {
+  return "result" in reply && reply.result instanceof ResultText
+    ? `{"jsonrpc":"2.0","id":${JSON.stringify(reply.id)},"result":${reply.result.json}}`
+    : JSON.stringify(reply);
+}
+
+/** The JSON text of a reply or of a batch of them. */
+const bodyText = (body: RpcReply | RpcReply[]): string =>
+  Array.isArray(body) ? `[${body.map(replyText).join(",")}]` : replyText(body);
+
+const JSON_TYPE = { "Content-Type": "application/json" } as const;
 
 const unsupported = (id: RpcId | null, requested: string) =>
   rpcError(id, UNSUPPORTED_VERSION, "Unsupported protocol version.", {
@@ -171,8 +199,9 @@ interface Exchange {
  */
 export async function serveMcp(c: Context<AppEnv>, mcp: McpServer): Promise<Response> {
   const { boundary } = mcp;
+  // What `c.json` would send, with a `tools/call`'s result serialized once.
   const reply = (body: RpcReply | RpcReply[], status: 200 | 400 | 404 | 406 | 413 | 415) =>
-    c.json(body, status);
+    c.body(bodyText(body), status, JSON_TYPE);
   const accept = c.req.header("accept");
   if (accept !== undefined && !/(^|,)\s*(application\/(json|\*)|\*\/\*)\s*(;|,|$)/i.test(accept)) {
     return reply(rpcError(null, INVALID_REQUEST, "Accept must allow application/json."), 406);
@@ -399,7 +428,7 @@ function answer1(x: Exchange, message: unknown, inBatch: boolean): Answer {
       case "tools/list":
         return result({ tools: x.mcp.tools(), ...NOT_CACHED });
       case "tools/call":
-        return callTool(x, id, params ?? {}).then((reply) => stateless1(x.mcp, reply));
+        return callTool(x, id, params ?? {});
       default:
         // `initialize` and `ping` are not part of 2026-07-28.
         return rpcError(id, METHOD_NOT_FOUND, "Method not found.");
@@ -443,11 +472,6 @@ function stateless(mcp: McpServer, value: Record<string, unknown>): Record<strin
   };
 }
 
-/** A `tools/call` reply of 2026-07-28 (its errors stay as they are). */
-function stateless1(mcp: McpServer, reply: RpcReply): RpcReply {
-  return "result" in reply ? { ...reply, result: stateless(mcp, reply.result) } : reply;
-}
-
 async function callTool(
   x: Exchange,
   id: RpcId,
@@ -473,7 +497,11 @@ async function callTool(
   const reply = (value: BoundaryResult): RpcReply => ({
     jsonrpc: "2.0",
     id,
-    result: toolResult(value, isSafeToolCallId(toolCallId) ? toolCallId : null),
+    result: toolResult(
+      value,
+      isSafeToolCallId(toolCallId) ? toolCallId : null,
+      x.stateless ? x.mcp : null,
+    ),
   });
   if (typeof toolCallId !== "string") return reply(callError(null, "INVALID_TOOL_CALL_ID"));
   // Before 2026-07-28 a dropped connection is not a cancel (the transport says a disconnect
@@ -529,16 +557,27 @@ function keepAlive(c: Context<AppEnv>, done: Promise<unknown>): void {
 }
 
 /**
- * A boundary result as a `CallToolResult`: the same JSON as structured content and as text, and
- * the tool call ID it was recorded under in `_meta`.
+ * A boundary result as a `CallToolResult`, written as JSON text: the same JSON as structured
+ * content and as text, and the tool call ID it was recorded under in `_meta`; at 2026-07-28 (`mcp`
+ * given) with `resultType` and the server in `_meta`. The projection is serialized once; the text
+ * is what `JSON.stringify` makes of `{ resultType?, content, structuredContent, isError?, _meta? }`.
  */
-function toolResult(result: BoundaryResult, toolCallId: string | null): Record<string, unknown> {
-  const structured = modelView(result);
-  const answer: Record<string, unknown> = {
-    content: [{ type: "text", text: JSON.stringify(structured) }],
-    structuredContent: structured,
-  };
-  if (result.status === "ERROR") answer.isError = true;
-  if (toolCallId !== null) answer._meta = { [TOOL_CALL_ID_META]: toolCallId };
-  return answer;
+function toolResult(
+  result: BoundaryResult,
+  toolCallId: string | null,
+  mcp: McpServer | null,
+): ResultText {
+  const structured = JSON.stringify(modelView(result));
+  let json = `${mcp === null ? "{" : '{"resultType":"complete",'}"content":[{"type":"text","text":${
+    JSON.stringify(structured)
+  }}],"structuredContent":${structured}`;
+  if (result.status === "ERROR") json += ',"isError":true';
+  if (toolCallId !== null) {
+    json += `,"_meta":{${TOOL_CALL_ID_META_JSON}:${JSON.stringify(toolCallId)}${
+      mcp === null ? "}" : `,${mcp.serverInfoMeta}}`
+    }`;
+  } else if (mcp !== null) json += `,"_meta":{${mcp.serverInfoMeta}}`;
+  return new ResultText(`${json}}`);
 }
+
+const TOOL_CALL_ID_META_JSON = JSON.stringify(TOOL_CALL_ID_META);
