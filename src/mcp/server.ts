@@ -560,7 +560,10 @@ function keepAlive(c: Context<AppEnv>, done: Promise<unknown>): void {
  * A boundary result as a `CallToolResult`, written as JSON text: the same JSON as structured
  * content and as text, and the tool call ID it was recorded under in `_meta`; at 2026-07-28 (`mcp`
  * given) with `resultType` and the server in `_meta`. The projection is serialized once; the text
- * is what `JSON.stringify` makes of `{ resultType?, content, structuredContent, isError?, _meta? }`.
+ * is what `JSON.stringify` makes of `{ resultType?, content, structuredContent, isError?, _meta? }`,
+ * at 2026-07-28 the members {@linkcode stateless} gives every other result, written by hand because
+ * building the object for it costs each call about 1.5 µs (tests/mcp/route_test.ts holds the two
+ * equal).
  */
 function toolResult(
   result: BoundaryResult,

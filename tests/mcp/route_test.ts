@@ -82,6 +82,8 @@ function setup(options: Partial<CreateAppOptions> = {}) {
 }
 
 const meta = (toolCallId: unknown) => ({ [TOOL_CALL_ID_META]: toolCallId });
+/** The `_meta` key of the server in a 2026-07-28 result. */
+const SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 
 Deno.test("the official client negotiates 2025-11-25, gets a session, and lists only the read-only tools", async () => {
   const { startRun, connect, kit } = setup();
@@ -595,6 +597,13 @@ Deno.test("2026-07-28 by hand: discover, results, and the hostile envelope, head
   const result = (await called.json()).result;
   assert.equal(result.resultType, "complete");
   assert.equal(result.structuredContent.evidence, "EVIDENCE_FOUND");
+  // Written as text ahead of time, the result has the shape every 2026-07-28 result has (as
+  // server/discover's): resultType first, the server in _meta beside the call's ID.
+  assert.deepEqual(Object.keys(result), ["resultType", "content", "structuredContent", "_meta"]);
+  assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
+  assert.deepEqual(Object.keys(result._meta), [TOOL_CALL_ID_META, SERVER_INFO]);
+  assert.match(result._meta[TOOL_CALL_ID_META], /^mcp-[A-Za-z0-9_-]{22}$/);
+  assert.deepEqual(result._meta[SERVER_INFO], discover.result._meta[SERVER_INFO]);
   // Mcp-Name as the base64 form 2026-07-28 clients use for values that are not plain ASCII.
   const encoded = await post(
     runId,
