@@ -24,6 +24,7 @@ import type { AuthorizeRequest, BoundaryEvent, ToolBoundaryOptions } from "./opt
 import type { Store } from "./store.ts";
 import { checkStore, requireCapability } from "./capabilities.ts";
 import { type AnyToolDefinition, isToolName } from "./tool.ts";
+import type { JsonObject } from "./json.ts";
 import type { RunBudget, RunContext } from "./types.ts";
 import { checkLedgerKey, importSigner, type LedgerSigner } from "./ledger.ts";
 import type { RunArchive } from "./archive.ts";
@@ -33,6 +34,11 @@ export interface Setup {
   readonly store: Store;
   readonly limits: Readonly<Limits>;
   readonly tools: ReadonlyMap<string, AnyToolDefinition>;
+  /**
+   * The `cost` of each tool that has one, read once and (a number) checked here: what preflight
+   * prices a call with, whatever the tool object says later.
+   */
+  readonly costs: ReadonlyMap<string, number | ((input: JsonObject) => unknown)>;
   readonly recordTtlMs: number;
   /** Run length when `startRun` gets neither `deadline` nor `ttlMs`. */
   readonly runTtlMs: number;
@@ -97,6 +103,7 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
     throw new TypeError("Cannot create ToolBoundary: options.tools must be an array");
   }
   const tools = new Map<string, AnyToolDefinition>();
+  const costs = new Map<string, number | ((input: JsonObject) => unknown)>();
   for (const tool of options.tools) {
     // A tool not made by defineTool could still carry a name the wire would change.
     if (!isToolName(tool?.name)) {
@@ -108,8 +115,9 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
       throw new TypeError(`Cannot create ToolBoundary: duplicate tool name "${tool.name}"`);
     }
     const cost: unknown = tool.cost;
-    if (cost !== undefined && typeof cost !== "function") {
-      checkCost(`cost of tool "${tool.name}"`, cost);
+    if (typeof cost === "function") costs.set(tool.name, cost as (input: JsonObject) => unknown);
+    else if (cost !== undefined) {
+      costs.set(tool.name, checkCost(`cost of tool "${tool.name}"`, cost));
     }
     tools.set(tool.name, tool);
   }
@@ -154,6 +162,7 @@ export function createSetup(options: ToolBoundaryOptions): Setup {
     store,
     limits: Object.freeze(limits),
     tools,
+    costs,
     recordTtlMs: checkTtlMs("recordTtlMs", options.recordTtlMs ?? DEFAULT_RECORD_TTL_MS),
     runTtlMs,
     defaultBudget: options.defaultBudget ?? DEFAULT_BUDGET,

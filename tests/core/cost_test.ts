@@ -66,6 +66,32 @@ Deno.test("a cost getter is read once: what was checked is what is reserved", as
   assert.deepEqual((await store.get(run.runId, "call_1"))?.cost, { reserved: 4, spent: 4 });
 });
 
+Deno.test("a boundary reads a cost once, also of a tool not made by defineTool: later reads change nothing", async () => {
+  let reads = 0;
+  const tool = {
+    ...base,
+    get cost() {
+      reads++;
+      return reads === 1 ? 4 : -1;
+    },
+  };
+  const store = new MemoryStore();
+  const boundary = new ToolBoundary({ store, tools: [tool] });
+  assert.equal(reads, 1);
+  const run = await boundary.startRun({ budget: { calls: 5, cost: 10 } });
+  for (const toolCallId of ["call_1", "call_2"]) {
+    const result = await boundary.invoke(run, {
+      toolCallId,
+      runId: run.runId,
+      toolName: "priced",
+      input: {},
+    });
+    assert.equal(result.status, "READY", toolCallId);
+    assert.deepEqual((await store.get(run.runId, toolCallId))?.cost, { reserved: 4, spent: 4 });
+  }
+  assert.equal(reads, 1);
+});
+
 Deno.test("a cost function gets its own copy of the recorded input, once per call", async () => {
   const seen: unknown[] = [];
   let calls = 0;

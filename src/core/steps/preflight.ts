@@ -85,7 +85,7 @@ export function preflight(
     return refuse(setup, run.runId, toolCallId, tool.name, code, error, issues);
   }
   const call = new Call(setup, run, tool, toolCallId, parsed, signal, startedAt);
-  const priced = tool.cost; // read once: a getter gives one answer
+  const priced = setup.costs.get(tool.name);
   if (priced !== undefined) {
     const cost = costOf(priced, parsed.requestJson);
     if (typeof cost !== "number") {
@@ -97,16 +97,16 @@ export function preflight(
 }
 
 /**
- * The call's cost: the tool's number, or what its function returns for a copy of the recorded
- * request (so that nothing it does reaches what the tool receives), if that is a cost.
+ * The call's cost: the tool's number (checked by the boundary's setup), or what its function
+ * returns for a copy of the recorded request (so that nothing it does reaches what the tool
+ * receives), if that is a cost.
  */
 function costOf(
   cost: number | ((input: JsonObject) => unknown),
   requestJson: string,
 ): number | { error: unknown } {
+  if (typeof cost === "number") return cost;
   try {
-    // A number is checked again: a tool not made by defineTool was checked only by the boundary.
-    if (typeof cost !== "function") return checkCost("cost", cost);
     return checkCost("cost", cost(JSON.parse(requestJson)));
   } catch (error) {
     return { error };
