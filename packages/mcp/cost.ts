@@ -5,18 +5,23 @@
  * @module
  */
 import { MAX_COST } from "@tool-boundary/core/harness";
+import { checkCost } from "@tool-boundary/core/store";
 
 /** What a cost must be, for the messages that refuse one. */
 export const COST_RULE = `a whole number of cost units from 0 to ${MAX_COST}`;
 
 /**
- * Whether a value is a cost the core takes: an integer from 0 to `MAX_COST`, and not
- * `-0` (which `JSON.parse("-0")` gives, and the core refuses).
+ * Whether a value is a cost the core takes (its `checkCost`, the one rule): an integer from 0 to
+ * `MAX_COST`, and not `-0`.
  *
  * @param value Anything.
  * @returns Whether it is a cost.
  */
 export function isCost(value: unknown): value is number {
-  return typeof value === "number" && Number.isInteger(value) && value >= 0 &&
-    value <= MAX_COST && !Object.is(value, -0);
+  try {
+    checkCost("cost", value);
+    return true;
+  } catch {
+    return false;
+  }
 }

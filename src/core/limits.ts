@@ -369,7 +369,7 @@ export function checkPerTool(
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { checkCost } from "./limits.ts";
+ * import { checkCost } from "@tool-boundary/core/store";
  * assert.equal(checkCost("cost", 250), 250);
  * assert.throws(() => checkCost("cost", 2.5), RangeError);
  * assert.throws(() => checkCost("cost", -1), RangeError);

@@ -69,6 +69,7 @@ export {
 export {
   checkBeginRequest,
   checkCompleteRequest,
+  checkCost,
   checkEndRunRequest,
   checkEpochMs,
   checkListRunsRequest,
