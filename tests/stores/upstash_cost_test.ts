@@ -20,6 +20,20 @@ function storesOf(fixture: UpstashFixture): UpstashStore[] {
   return Array.from({ length: 3 }, () => new UpstashStore({ redis: fixture.createRedis() }));
 }
 
+/** Starts `runId` on `store` with a cost budget of `cost` and `calls` calls, for ten minutes. */
+async function startCostRun(store: UpstashStore, runId: string, cost: number, calls: number) {
+  const reply = await store.startRun({
+    runId,
+    deadline: Date.now() + 600_000,
+    budget: { calls, perTool: {}, cost },
+    ttlMs: 600_000,
+    attemptId: `start-${runId}`,
+    now: Date.now(),
+  });
+  assert.ok(reply.ok, JSON.stringify(reply));
+  return reply;
+}
+
 function beginRequest(runId: string, toolCallId: string, cost: number, ttlMs = 600_000) {
   return {
     runId,
@@ -145,15 +159,7 @@ Deno.test("60 concurrent begins of cost 5 from three stores against a budget of 
   await withSharedUpstashFixture(async (fixture) => {
     const stores = storesOf(fixture);
     const runId = "run-cost-race";
-    const started = await stores[0]!.startRun({
-      runId,
-      deadline: Date.now() + 600_000,
-      budget: { calls: 1_000, perTool: {}, cost: 100 },
-      ttlMs: 600_000,
-      attemptId: "start-run-cost-race",
-      now: Date.now(),
-    });
-    assert.ok(started.ok);
+    await startCostRun(stores[0]!, runId, 100, 1_000);
     const results = await Promise.all(
       Array.from(
         { length: 60 },
@@ -175,14 +181,7 @@ Deno.test("a call begun and never completed keeps its reservation held, also onc
   await withSharedUpstashFixture(async (fixture) => {
     const [store, other] = storesOf(fixture);
     const runId = "run-cost-crashed";
-    await store!.startRun({
-      runId,
-      deadline: Date.now() + 600_000,
-      budget: { calls: 100, perTool: {}, cost: 10 },
-      ttlMs: 600_000,
-      attemptId: "start-run-cost-crashed",
-      now: Date.now(),
-    });
+    await startCostRun(store!, runId, 10, 100);
     // The boundary that began it is gone: no complete ever comes. Its record lives 300 ms.
     const begun = await store!.begin(beginRequest(runId, "call_crashed", 7, 300));
     assert.ok(begun.ok);
@@ -242,14 +241,7 @@ Deno.test("a complete with a cost cut off at any of its writes never leaves the 
   await withUpstashFixture(async (fixture) => {
     const store = new UpstashStore({ redis: fixture.createRedis() });
     const runId = "run-cost-cut";
-    await store.startRun({
-      runId,
-      deadline: Date.now() + 600_000,
-      budget: { calls: 100, perTool: {}, cost: 1_000 },
-      ttlMs: 600_000,
-      attemptId: "start-run-cost-cut",
-      now: Date.now(),
-    });
+    await startCostRun(store, runId, 1_000, 100);
     const READY = {
       status: "READY" as const,
       evidence: "EVIDENCE_FOUND" as const,

@@ -377,6 +377,8 @@ export function boundaryCostCases(suite: Suite<BoundaryContext>): void {
     async (ctx) => {
       let running = 0;
       let ran = 0;
+      // What the run held and spent, as each call read it while it ran: never past the budget.
+      const held: number[] = [];
       const tool: AnyToolDefinition = {
         name: "priced",
         readOnly: true,
@@ -384,6 +386,8 @@ export function boundaryCostCases(suite: Suite<BoundaryContext>): void {
         execute: async (input: { settle: number }, context: ExecuteContext) => {
           running++;
           ran++;
+          const cost = (await ctx.store.getRun(context.run.runId))?.cost;
+          held.push(cost === undefined ? Number.NaN : cost.reserved + cost.spent);
           await new Promise((resolve) => setTimeout(resolve, 5));
           context.settle(input.settle);
           running--;
@@ -409,6 +413,8 @@ export function boundaryCostCases(suite: Suite<BoundaryContext>): void {
       }
       assert.ok(ready.length >= 10, `${ready.length} calls ran`);
       assert.equal(ran, ready.length, "a tool ran for each READY call and no other");
+      assert.equal(held.length, ran);
+      for (const sum of held) assert.ok(sum >= 5 && sum <= 50, `held and spent ${sum} of 50`);
       let spent = 0;
       for (let i = 0; i < 30; i++) {
         const record = await ctx.store.get(run.runId, `call_${i}`);
