@@ -94,9 +94,9 @@ export interface Ledger {
  *   private JWK (or `keyId` not a key ID) or comes with a store that has no `RunSeal`,
  *   `timestamp` is not a function or comes without a `ledgerKey`, or `archive` has no `put`
  *   function (or a `get` that is not one) or comes without a `ledgerKey`.
- * @throws {RangeError} When a tool's numeric `cost` is not an integer from 0 to `MAX_COST`, a
- *   limit is not a positive integer, a TTL is not an integer from 1
- *   to `MAX_TTL_MS`, or `storeRetryMs` not an integer from 0 to `MAX_TIMER_MS`.
+ * @throws {RangeError} When a tool's `cost` is neither a function nor an integer from 0 to
+ *   `MAX_COST`, a limit is not a positive integer, a TTL is not an integer from 1 to
+ *   `MAX_TTL_MS`, or `storeRetryMs` not an integer from 0 to `MAX_TIMER_MS`.
  */
 export function createSetup(options: ToolBoundaryOptions): Setup {
   if (!options || !Array.isArray(options.tools)) {
