@@ -1,8 +1,8 @@
 /**
- * `UpstashStore`: the canonical invocation store on Upstash Redis, through the official
- * `@upstash/redis` client over REST. Every transition is one atomic Lua script and one round
- * trip; all keys of a run share one Redis Cluster hash tag; client retries are safe; failures
- * become `STORE_UNAVAILABLE` with a redacted cause.
+ * `UpstashStore`: the canonical invocation store on Upstash Redis, over REST through the official
+ * `@upstash/redis` client or the smaller `UpstashRestClient`. Every transition is one atomic Lua
+ * script and one round trip; all keys of a run share one Redis Cluster hash tag; client retries
+ * are safe; failures become `STORE_UNAVAILABLE` with a redacted cause.
  *
  * @example
  * ```ts ignore
@@ -29,3 +29,5 @@ export type {
   UpstashStoreOptions,
 } from "./options.ts";
 export { UpstashStore } from "./store.ts";
+export { UpstashRestClient } from "./rest.ts";
+export type { UpstashRestClientOptions } from "./rest.ts";

@@ -1,23 +1,33 @@
 /**
  * The reply format of the Upstash store's scripts: one JSON array per reply, nothing the caller
- * already knows, and every stored byte back exactly, whatever the client's reply options. Always
- * through the real `@upstash/redis` client, over HTTP, against a real redis-server.
+ * already knows, and every stored byte back exactly, whatever the client's reply options. Through
+ * the real `@upstash/redis` client and the store's own `UpstashRestClient`, over HTTP, against a
+ * real redis-server.
  */
 import assert from "node:assert/strict";
 import type { CompleteOutcome, StoredRecord } from "../../src/core/store.ts";
 import { type UpstashRedisClient, UpstashStore } from "../../src/upstash/mod.ts";
 import { startStoreRun } from "../support/runs.ts";
-import { startSharedUpstashFixture } from "../support/upstash_fixture.ts";
+import { startSharedUpstashFixture, type UpstashFixture } from "../support/upstash_fixture.ts";
 
-/** The client options a user may set that change what a reply looks like to the store. */
-const CLIENT_CONFIGS = [
-  { name: "defaults", options: {} },
-  { name: "automaticDeserialization off", options: { automaticDeserialization: false } },
-  {
-    name: "automaticDeserialization and responseEncoding off",
-    options: { automaticDeserialization: false, responseEncoding: false },
-  },
-] as const;
+/**
+ * The clients the store takes: `@upstash/redis` with each option a user may set that changes what
+ * a reply looks like to the store, and the store's own `UpstashRestClient`.
+ */
+const CLIENT_CONFIGS: { name: string; create: (fixture: UpstashFixture) => UpstashRedisClient }[] =
+  [
+    { name: "defaults", create: (fixture) => fixture.createRedis() },
+    {
+      name: "automaticDeserialization off",
+      create: (fixture) => fixture.createRedis({ automaticDeserialization: false }),
+    },
+    {
+      name: "automaticDeserialization and responseEncoding off",
+      create: (fixture) =>
+        fixture.createRedis({ automaticDeserialization: false, responseEncoding: false }),
+    },
+    { name: "UpstashRestClient", create: (fixture) => fixture.createRest() },
+  ];
 
 /** Strings that JSON, cjson, base64 or UTF-8 handling could change on the way out. */
 const AWKWARD = [
@@ -160,7 +170,7 @@ Deno.test("UpstashStore wire: stored bytes come back exactly (UTF-8, escapes, co
   const fixture = await startSharedUpstashFixture();
   try {
     for (const config of CLIENT_CONFIGS) {
-      const store = new UpstashStore({ redis: fixture.createRedis(config.options), prefix: "w" });
+      const store = new UpstashStore({ redis: config.create(fixture), prefix: "w" });
       const runId = `run_${crypto.randomUUID().slice(0, 8)}`;
       const perTool: Record<string, number> = {};
       AWKWARD.forEach((text, i) => (perTool[text] = 1_234_567_890_123 + i));

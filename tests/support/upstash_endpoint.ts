@@ -52,6 +52,11 @@ export interface RecordedRequest {
   commands: string[][];
   /** Bytes of its body as sent. */
   bytes: number;
+  /**
+   * The `upstash-sync-token` header it carried (read-your-writes), or `undefined`. Every answer
+   * carries a new one, `sync-<n>`, as Upstash's do.
+   */
+  syncToken: string | undefined;
 }
 
 /** A running endpoint and its controls. */
@@ -68,7 +73,7 @@ export interface UpstashEndpoint {
   idle(): Promise<void>;
   /** The requests, in arrival order. */
   readonly log: readonly RecordedRequest[];
-  /** Every command of {@linkcode UpstashEndpoint.log}, flattened, names upper-cased. */
+  /** Every command of {@linkcode UpstashEndpoint.log}, flattened, names as the client sent them. */
   commands(): string[][];
   /** Clears the counter and the log. */
   reset(): void;
@@ -161,6 +166,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
   const handlers = new Set<Promise<void>>();
   let log: RecordedRequest[] = [];
   let requests = 0;
+  let syncTokens = 0;
   let inFlight = 0;
   let failing: { count: number; status: number } = { count: 0, status: 503 };
   let dropping = 0;
@@ -224,12 +230,13 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
     body: Json,
     base64: boolean,
     bytes: number,
+    syncToken: string | undefined,
   ): Promise<{ status: number; body: Json }> => {
     const normalized = path.replace(/\/+$/, "") || "/";
     if (normalized === "/") {
       const command = toCommand(body);
       if (command === null) return { status: 400, body: { error: "ERR malformed command" } };
-      log.push({ path: normalized, commands: [command], bytes });
+      log.push({ path: normalized, commands: [command], bytes, syncToken });
       const prepared = await prepare(command);
       const reply = replyFor(prepared, await (await getRedis()).command(prepared.command));
       if (reply instanceof RespError) return { status: 400, body: { error: reply.text } };
@@ -241,7 +248,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
         return { status: 400, body: { error: "ERR malformed pipeline" } };
       }
       const list = commands as string[][];
-      log.push({ path: normalized, commands: list, bytes });
+      log.push({ path: normalized, commands: list, bytes, syncToken });
       const prepared = await Promise.all(list.map(prepare));
       const sent = prepared.map((p) => p.command);
       const connection = await getRedis();
@@ -298,7 +305,13 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
     const base64 = request.headers.get("upstash-encoding")?.toLowerCase() === "base64";
     let answer: { status: number; body: Json };
     try {
-      answer = await execute(request.path, body, base64, request.size);
+      answer = await execute(
+        request.path,
+        body,
+        base64,
+        request.size,
+        request.headers.get("upstash-sync-token"),
+      );
     } catch {
       answer = { status: 503, body: { error: "Service unavailable: redis is unreachable" } };
     }
@@ -324,7 +337,7 @@ export function startUpstashEndpoint(options: UpstashEndpointOptions): UpstashEn
           inFlight--;
         }
         if (answer === null || stopped) break; // dropped: close without answering
-        await writeAll(conn, formatResponse(answer.status, answer.body));
+        await writeAll(conn, formatResponse(answer.status, answer.body, `sync-${++syncTokens}`));
       }
     } catch {
       // a client went away or sent garbage
@@ -454,11 +467,12 @@ const STATUS_TEXT: Record<number, string> = {
   503: "Service Unavailable",
 };
 
-function formatResponse(status: number, body: Json): Uint8Array {
+function formatResponse(status: number, body: Json, syncToken: string): Uint8Array {
   const payload = encoder.encode(JSON.stringify(body));
   const head = encoder.encode(
     `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? "Status"}\r\n` +
       "content-type: application/json\r\n" +
+      `upstash-sync-token: ${syncToken}\r\n` +
       `content-length: ${payload.length}\r\n\r\n`,
   );
   const out = new Uint8Array(head.length + payload.length);

@@ -18,6 +18,7 @@
  * @module
  */
 import { Redis, type RedisConfigNodejs } from "@upstash/redis";
+import { UpstashRestClient, type UpstashRestClientOptions } from "../../src/upstash/mod.ts";
 import { type GopherLua, startGopherLua } from "./gopher_lua.ts";
 import { type RedisServer, startRedisServer } from "./redis_server.ts";
 import { type RespConnection, RespError } from "./resp.ts";
@@ -54,6 +55,8 @@ export interface UpstashFixture {
    * (retries, base64 responses, automatic deserialization, auto-pipelining) unless overridden.
    */
   createRedis(overrides?: Partial<RedisConfigNodejs>): Redis;
+  /** The store's own small client (`UpstashRestClient`) pointed at the endpoint. */
+  createRest(retry?: UpstashRestClientOptions["retry"]): UpstashRestClient;
   /** Runs one command on redis-server directly (not through the endpoint, not counted). */
   direct(args: readonly string[]): Promise<unknown>;
   /**
@@ -287,6 +290,12 @@ function fixtureOn(
     endpoint,
     createRedis: (overrides = {}) =>
       new Redis({ url: endpoint.url, token: endpoint.token, enableTelemetry: false, ...overrides }),
+    createRest: (retry) =>
+      new UpstashRestClient({
+        url: endpoint.url,
+        token: endpoint.token,
+        ...(retry === undefined ? {} : { retry }),
+      }),
     async direct(args) {
       if (directConn === undefined || directConn.closed) directConn = await server.connect();
       return fromResp(await directConn.command(args));
