@@ -5,6 +5,7 @@
  * @module
  */
 import { Redis, type RedisConfigNodejs } from "@upstash/redis";
+import { UpstashRestClient } from "../src/upstash/mod.ts";
 import { percentile } from "./_common.ts";
 
 /** A simulated round trip as set by {@linkcode BenchFixture.setRoundTrip}, and its check. */
@@ -23,6 +24,8 @@ export interface BenchFixture {
   url: string;
   /** A new client with `@upstash/redis`'s defaults (as `Redis.fromEnv()` gives) and overrides. */
   createRedis(overrides?: Partial<RedisConfigNodejs>): Redis;
+  /** A new `UpstashRestClient` (the store's own client) with its defaults. */
+  createRest(): UpstashRestClient;
   /** Clears the endpoint's request counter and command log. */
   reset(): Promise<void>;
   /** HTTP requests the endpoint received since the last reset. */
@@ -80,6 +83,7 @@ export async function startBenchFixture(): Promise<BenchFixture> {
     url,
     createRedis: (overrides = {}) =>
       new Redis({ url, token, enableTelemetry: false, ...overrides }),
+    createRest: () => new UpstashRestClient({ url, token }),
     reset: async () => {
       await ask("reset");
     },

@@ -257,8 +257,10 @@ async function throughUpstash(): Promise<void> {
       tool("search_logs_parsed", () => JSON.parse(text)),
       tool("search_logs_text", () => rawJson(text)),
     ];
+    const rest = fixture.createRest();
     const upstash = new UpstashStore({ redis });
     const onUpstash = invoker(() => upstash, tools, 100);
+    const onRest = invoker(() => new UpstashStore({ redis: rest }), tools, 100);
     // A fresh MemoryStore every 10 calls: it would otherwise hold every 1 MiB record.
     const inMemory = invoker(() => new MemoryStore(), tools, 10);
     // The command body the Redis client sends for a complete: its JSON.stringify escapes the
@@ -282,6 +284,17 @@ async function throughUpstash(): Promise<void> {
         op: async () => {
           sink += (projectLogs(JSON.parse(text) as LogRaw).content as string[]).length;
           await redis.set(`bench:text:${key++ % 8}`, text, { ex: 60 });
+        },
+      },
+      {
+        name: "invoke, rawJson(text), UpstashStore on UpstashRestClient",
+        op: () => onRest("search_logs_text"),
+      },
+      {
+        name: "floor: JSON.parse + projector + one SET of the text (UpstashRestClient)",
+        op: async () => {
+          sink += (projectLogs(JSON.parse(text) as LogRaw).content as string[]).length;
+          await rest.exec(["SET", `bench:text:${key++ % 8}`, text, "EX", "60"]);
         },
       },
       {
@@ -316,9 +329,12 @@ async function throughUpstash(): Promise<void> {
       }),
     );
     const textCpu = median(rows[1]!.cpu);
+    const restCpu = median(rows[6]!.cpu);
     console.log(
       `\nrawJson invoke on UpstashStore / JSON work = ${(textCpu / work).toFixed(2)}x ` +
         `(target <= 2x), / floor = ${(textCpu / floor).toFixed(2)}x; ` +
+        `on UpstashRestClient / JSON work = ${(restCpu / work).toFixed(2)}x, ` +
+        `/ its floor = ${(restCpu / median(rows[7]!.cpu)).toFixed(2)}x; ` +
         `on MemoryStore / JSON work = ${(median(rows[4]!.cpu) / work).toFixed(2)}x; ` +
         `text tool before / JSON work = ${(median(rows[3]!.cpu) / work).toFixed(2)}x`,
     );

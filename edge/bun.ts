@@ -10,8 +10,7 @@
  *
  * @module
  */
-import { Redis } from "@upstash/redis";
-import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import { buildEdgeApp } from "./app.ts";
 import { INSPECTOR_AND_MCP } from "./parts.ts";
 import { listenError, portOf, startOrExit } from "./startup.ts";
 
@@ -33,7 +32,6 @@ const { app, store, port } = await startOrExit(async () => {
   const port = portOf(process.env.PORT, 3000);
   const built = buildEdgeApp(
     process.env,
-    (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
     INSPECTOR_AND_MCP,
   );
   await built.checkStore();

@@ -10,8 +10,7 @@
  *
  * @module
  */
-import { Redis } from "@upstash/redis/cloudflare";
-import { buildEdgeApp, type EdgeApp, type EdgeConfig, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import { buildEdgeApp, type EdgeApp, type EdgeConfig } from "./app.ts";
 import { INSPECTOR_AND_MCP } from "./parts.ts";
 
 let built: EdgeApp | undefined;
@@ -28,7 +27,6 @@ export default {
       try {
         built = buildEdgeApp(
           env,
-          (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
           INSPECTOR_AND_MCP,
         );
       } catch (error) {

@@ -9,15 +9,13 @@
  *
  * @module
  */
-import { Redis } from "@upstash/redis";
-import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import { buildEdgeApp } from "./app.ts";
 import { INSPECTOR_AND_MCP } from "./parts.ts";
 import { startOrExit } from "./startup.ts";
 
 const { app, store } = await startOrExit(async () => {
   const built = buildEdgeApp(
     Deno.env.toObject(),
-    (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
     INSPECTOR_AND_MCP,
   );
   await built.checkStore();

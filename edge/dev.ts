@@ -25,9 +25,8 @@
  *
  * @module
  */
-import { Redis } from "@upstash/redis";
 import { type BoundaryEvent, generateLedgerKeys } from "@tool-boundary/core";
-import { buildEdgeApp, REDIS_CLIENT_OPTIONS } from "./app.ts";
+import { buildEdgeApp } from "./app.ts";
 import { INSPECTOR_AND_MCP } from "./parts.ts";
 import {
   hostGuarded,
@@ -128,7 +127,6 @@ const { app, store, gateway, port } = await startOrExit(async () => {
         INSPECTOR: inspector ? "on" : "off",
         MCP_ALLOWED_ORIGINS: [...ownOrigins, env.MCP_ALLOWED_ORIGINS ?? ""].join(","),
       },
-      (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
       { ...INSPECTOR_AND_MCP, tools: gateway?.tools ?? TOOLS, observe: logFailure },
     );
     await built.checkStore();

@@ -12,8 +12,7 @@
  *
  * @module
  */
-import { Redis } from "@upstash/redis";
-import { buildEdgeApp, REDIS_CLIENT_OPTIONS, StartupError } from "./app.ts";
+import { buildEdgeApp, StartupError } from "./app.ts";
 import { INSPECTOR_AND_MCP } from "./parts.ts";
 import { listenError, portOf, startOrExit, upstreamsError } from "./startup.ts";
 import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
@@ -49,7 +48,6 @@ const { app, store, gateway, port } = await startOrExit(async () => {
   try {
     const built = buildEdgeApp(
       process.env,
-      (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
       { ...INSPECTOR_AND_MCP, tools: gateway.tools },
     );
     await built.checkStore();

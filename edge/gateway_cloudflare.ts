@@ -32,14 +32,7 @@
  *
  * @module
  */
-import { Redis } from "@upstash/redis/cloudflare";
-import {
-  buildEdgeApp,
-  type EdgeApp,
-  type EdgeConfig,
-  REDIS_CLIENT_OPTIONS,
-  StartupError,
-} from "./app.ts";
+import { buildEdgeApp, type EdgeApp, type EdgeConfig, StartupError } from "./app.ts";
 import { INSPECTOR_AND_MCP } from "./parts.ts";
 import { connectGateway, upstreamsOf } from "@tool-boundary/mcp/gateway";
 
@@ -62,22 +55,20 @@ class UpstreamError extends Error {
   }
 }
 
-const redis = (url: string, token: string) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS });
-
 async function build(env: EdgeConfig): Promise<EdgeApp> {
   const upstreams = upstreamsOf(env.MCP_UPSTREAMS, { noStdio: NO_STDIO });
   if (upstreams.length === 0) {
     throw new StartupError("MCP_UPSTREAMS", "names no upstream MCP server");
   }
   // The bindings' own checks, before any upstream traffic (the tools come later).
-  buildEdgeApp(env, redis, { ...INSPECTOR_AND_MCP, tools: [] });
+  buildEdgeApp(env, { ...INSPECTOR_AND_MCP, tools: [] });
   let tools;
   try {
     tools = (await connectGateway(upstreams, { perRequest: true })).tools;
   } catch (error) {
     throw new UpstreamError(error);
   }
-  return buildEdgeApp(env, redis, { ...INSPECTOR_AND_MCP, tools });
+  return buildEdgeApp(env, { ...INSPECTOR_AND_MCP, tools });
 }
 
 let built: EdgeApp | undefined;

@@ -5,13 +5,7 @@
  *
  * @module
  */
-import { Redis } from "@upstash/redis/cloudflare";
-import {
-  buildEdgeApp,
-  type EdgeApp,
-  type EdgeConfig,
-  REDIS_CLIENT_OPTIONS,
-} from "../../edge/app.ts";
+import { buildEdgeApp, type EdgeApp, type EdgeConfig } from "../../edge/app.ts";
 
 let built: EdgeApp | undefined;
 
@@ -20,7 +14,6 @@ export default {
   fetch(request: Request, env: EdgeConfig, ctx: unknown): Response | Promise<Response> {
     built ??= buildEdgeApp(
       env,
-      (url, token) => new Redis({ url, token, ...REDIS_CLIENT_OPTIONS }),
     );
     return built.app.fetch(request, env, ctx as never);
   },

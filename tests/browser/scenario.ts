@@ -110,9 +110,6 @@ export function inspectorApp(): { fetch: (request: Request) => Promise<Response>
   const held = heldTool();
   const { app } = buildEdgeApp(
     { AGENT_TOKEN, HARNESS_TOKEN, INSPECTOR: "on" },
-    () => {
-      throw new Error("no Upstash here");
-    },
     {
       ...INSPECTOR_AND_MCP,
       tools: [...DEMO_TOOLS, markupTool, held.tool, throwingTool, pricedTool],

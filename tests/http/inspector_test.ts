@@ -227,9 +227,6 @@ Deno.test("edge deployments serve the inspector only with INSPECTOR=on", async (
   for (const [setting, status] of cases) {
     const { app: served } = buildEdgeApp(
       { AGENT_TOKEN: AGENT, HARNESS_TOKEN: HARNESS, INSPECTOR: setting },
-      () => {
-        throw new Error("no Upstash here");
-      },
       INSPECTOR_AND_MCP,
     );
     assert.equal((await served.request("/inspect")).status, status, String(setting));
@@ -237,11 +234,8 @@ Deno.test("edge deployments serve the inspector only with INSPECTOR=on", async (
 });
 
 Deno.test("an edge entry without the inspector and the MCP route refuses INSPECTOR=on and serves run tokens without MCP", async () => {
-  const noRedis = () => {
-    throw new Error("no Upstash here");
-  };
   assert.throws(
-    () => buildEdgeApp({ AGENT_TOKEN: AGENT, HARNESS_TOKEN: HARNESS, INSPECTOR: "on" }, noRedis),
+    () => buildEdgeApp({ AGENT_TOKEN: AGENT, HARNESS_TOKEN: HARNESS, INSPECTOR: "on" }),
     {
       name: "StartupError",
       message: "Refusing to start: INSPECTOR is on, but this entry point has no run inspector",
@@ -250,7 +244,6 @@ Deno.test("an edge entry without the inspector and the MCP route refuses INSPECT
   const SERVER_SECRET = "server-secret-0123456789abcdef-0123";
   const { app: served } = buildEdgeApp(
     { AGENT_TOKEN: AGENT, HARNESS_TOKEN: HARNESS, SERVER_SECRET },
-    noRedis,
   );
   const started = await served.request("/v1/runs", {
     method: "POST",
@@ -269,7 +262,6 @@ Deno.test("an edge entry without the inspector and the MCP route refuses INSPECT
   // The same configuration with both: the MCP route answers.
   const { app: full } = buildEdgeApp(
     { AGENT_TOKEN: AGENT, HARNESS_TOKEN: HARNESS, SERVER_SECRET },
-    noRedis,
     INSPECTOR_AND_MCP,
   );
   const again = await full.request(`/v1/runs/${runId}/mcp`, {

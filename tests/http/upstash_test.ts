@@ -20,7 +20,6 @@ Deno.test("the app runs a whole run on UpstashStore, in process and under deno s
         UPSTASH_REDIS_REST_TOKEN: fixture.endpoint.token,
         UPSTASH_PREFIX: "http-test",
       },
-      () => fixture.createRedis(),
     );
     assert.equal(store, "upstash");
     const { runId, steps } = await wholeRun(async (path, init) => await app.request(path, init));

@@ -75,9 +75,7 @@ async function serveTools(
   tools: Awaited<ReturnType<typeof connectGateway>>["tools"],
   fn: (base: string) => Promise<void>,
 ): Promise<void> {
-  const { app } = buildEdgeApp(ENV, () => {
-    throw new Error("no Upstash here");
-  }, { ...INSPECTOR_AND_MCP, tools });
+  const { app } = buildEdgeApp(ENV, { ...INSPECTOR_AND_MCP, tools });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   try {
     await fn(`http://127.0.0.1:${server.addr.port}`);

@@ -1,13 +1,15 @@
 /**
  * The Cloudflare Workers entry, bundled, running in workerd (through miniflare, from Node): a whole
  * run over HTTP, the MCP route with SERVER_SECRET (the official client with a run token, and a run
- * token refused on another run), the MCP route's 404 without it, and the JSON 500 without tokens.
+ * token refused on another run), the MCP route's 404 without it, the JSON 500 without tokens, and
+ * a whole run on UpstashStore through the Worker's own `UpstashRestClient` (workerd's `fetch`).
  */
 import assert from "node:assert/strict";
 import { generateLedgerKeys } from "../../src/mod.ts";
 import { AGENT_TOKEN, HARNESS_TOKEN, ledgerRun, over, wholeRun } from "./flow.ts";
 import { mcpOtherRun, mcpRun, mcpWithoutSecret, SERVER_SECRET } from "./mcp_flow.ts";
 import { serveWorker } from "./setup.ts";
+import { withSharedUpstashFixture } from "../support/upstash_fixture.ts";
 
 Deno.test("workerd: the worker bundle serves a whole run on the memory store, no MCP without SERVER_SECRET", async () => {
   await serveWorker(
@@ -61,4 +63,28 @@ Deno.test("workerd: without tokens, or with a short SERVER_SECRET, every request
       }
     });
   }
+});
+
+Deno.test("workerd: with the UPSTASH_* bindings the worker keeps every record in Redis, through its UpstashRestClient", async () => {
+  await withSharedUpstashFixture(async (fixture) => {
+    const env = {
+      AGENT_TOKEN,
+      HARNESS_TOKEN,
+      UPSTASH_REDIS_REST_URL: fixture.endpoint.url,
+      UPSTASH_REDIS_REST_TOKEN: fixture.endpoint.token,
+      UPSTASH_PREFIX: "workerd",
+    };
+    await serveWorker("edge/cloudflare.ts", env, async (base) => {
+      const { runId, steps } = await wholeRun(over(base));
+      console.log(`workerd on Upstash: ${steps.join("; ")}`);
+      const keys = await fixture.direct(["KEYS", `workerd:{${runId}}:*`]) as string[];
+      assert.ok(keys.includes(`workerd:{${runId}}:call:call_1`), keys.join(", "));
+      // What went over the wire: the store's scripts, each request with the bearer token (the
+      // endpoint refuses any other), and, after the first answer, its read-your-writes token.
+      const log = fixture.endpoint.log;
+      assert.ok(log.length >= 6, `${log.length} requests`);
+      assert.ok(log.every((request) => /^eval(sha)?$/.test(request.commands[0]![0]!)));
+      assert.ok(log.slice(1).every((request) => /^sync-\d+$/.test(request.syncToken ?? "")));
+    });
+  });
 });
