@@ -71,8 +71,11 @@ export class ToolBoundary {
   readonly limits: Readonly<Limits>;
   /** What every operation reads. */
   readonly #setup: Setup;
-  /** The tool list of `describeTools`, as JSON text: each call gets its own copy. */
-  readonly #described: string;
+  /**
+   * The tool list of `describeTools`, as JSON text, once asked for: each call gets its own copy.
+   * Not made up front: a cold Worker's first call would pay for every tool's JSON Schema.
+   */
+  #described: string | undefined;
 
   /**
    * Creates a boundary over a store and a fixed set of tools.
@@ -89,7 +92,6 @@ export class ToolBoundary {
     this.#setup = createSetup(options);
     this.store = this.#setup.store;
     this.limits = this.#setup.limits;
-    this.#described = JSON.stringify([...this.#setup.tools.values()].map(describeTool));
   }
 
   /** The tools, by name. */
@@ -99,8 +101,8 @@ export class ToolBoundary {
 
   /**
    * Lists every tool of the boundary, writable ones included, as a model's tool list needs them:
-   * name, description, read-only flag and the JSON Schema of the input. Computed once, when the
-   * boundary is created; each call returns a fresh copy.
+   * name, description, read-only flag and the JSON Schema of the input. Computed once, on the
+   * first call; each call returns a fresh copy.
    *
    * @returns One entry per tool, in the order the tools were given.
    *
@@ -141,6 +143,7 @@ export class ToolBoundary {
    * ```
    */
   describeTools(): ToolDescription[] {
+    this.#described ??= JSON.stringify([...this.#setup.tools.values()].map(describeTool));
     return JSON.parse(this.#described);
   }
 
