@@ -7,7 +7,7 @@ import type * as v from "valibot";
 import type { StoreCapability } from "../core/capabilities.ts";
 import { jsonSchemaOf } from "../core/json_schema.ts";
 import type { Access } from "./auth.ts";
-import { type ComponentName, COMPONENTS } from "./schemas.ts";
+import { type ComponentName, COMPONENTS } from "./responses.ts";
 
 /** What the document says of a route; the route table's entries are these and more. */
 export interface RouteDoc {

@@ -26,20 +26,17 @@ import type { RunBundle } from "../core/ledger.ts";
 import { unreadableCallOf } from "../core/run/inspect.ts";
 import type { RouteDoc } from "./openapi.ts";
 import { type Signer, signRunToken } from "./run_token.ts";
-import {
-  type Citations,
-  CitationsBody,
-  type Health,
-  type Index,
-  type LedgerKey,
-  perToolOf,
-  type RunCalls,
-  type StartedRun,
-  StartRunBody,
-  ToolCallBody,
-  type ToolList,
-  type Verdict,
-} from "./schemas.ts";
+import type {
+  Citations,
+  Health,
+  Index,
+  LedgerKey,
+  RunCalls,
+  StartedRun,
+  ToolList,
+  Verdict,
+} from "./responses.ts";
+import { CitationsBody, perToolOf, StartRunBody, ToolCallBody } from "./schemas.ts";
 import { type AnyErrorCode, callError, errorResponse, HTTP_STATUS_BY_CODE } from "./status.ts";
 
 /**
@@ -52,8 +49,8 @@ export interface RouteDeps {
   boundary: ToolBoundary;
   /** The body of `GET /v1/tools`. */
   tools: () => ToolList;
-  /** The body of `GET /openapi.json`. */
-  openapi: () => Record<string, unknown>;
+  /** The body of `GET /openapi.json`, built on the first request for it. */
+  openapi: () => Promise<Record<string, unknown>>;
   /** Signs run tokens and MCP sessions; `null` without a server secret. */
   signer: Signer | null;
   /** The MCP route's handlers; `null` when it is not served (then it is not registered). */
@@ -541,6 +538,6 @@ export const ROUTES: readonly Route[] = [
     summary: "This document.",
     access: "public",
     responses: {},
-    handle: (c, { openapi }) => c.json(openapi(), 200),
+    handle: async (c, { openapi }) => c.json(await openapi(), 200),
   }),
 ];

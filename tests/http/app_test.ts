@@ -18,7 +18,7 @@ import {
   RunContextSchema,
   RunEndSchema,
   ToolsSchema,
-} from "../../src/hono/schemas.ts";
+} from "../../src/hono/responses.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
 import { startHttpRun } from "../support/runs.ts";
 

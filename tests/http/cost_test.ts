@@ -17,7 +17,7 @@ import {
   RunCallsSchema,
   RunsPageSchema,
   StartedRunSchema,
-} from "../../src/hono/schemas.ts";
+} from "../../src/hono/responses.ts";
 import { MAX_COST } from "../../src/core/limits.ts";
 
 const AGENT = "agent-token-0123456789abcdef";

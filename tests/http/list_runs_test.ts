@@ -8,7 +8,7 @@ import { ToolBoundary } from "../../src/mod.ts";
 import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
-import { RunsPageSchema } from "../../src/hono/schemas.ts";
+import { RunsPageSchema } from "../../src/hono/responses.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
 import { STORES } from "../support/stores.ts";
 

@@ -15,7 +15,7 @@ import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
 import { CITATIONS_BODY_BYTES } from "../../src/hono/body.ts";
-import { BoundaryResultSchema, CitationsSchema, RunCallsSchema } from "../../src/hono/schemas.ts";
+import { BoundaryResultSchema, CitationsSchema, RunCallsSchema } from "../../src/hono/responses.ts";
 import { startHttpRun } from "../support/runs.ts";
 import { STORES } from "../support/stores.ts";
 

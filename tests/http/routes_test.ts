@@ -6,7 +6,7 @@ import { runInspector } from "../../src/inspector/mod.ts";
 import { mcpRoute } from "../../src/mcp/mod.ts";
 import { buildOpenApi } from "../../src/hono/openapi.ts";
 import { pathGuards, ROUTES } from "../../src/hono/routes.ts";
-import { schemaOf } from "../../src/hono/schemas.ts";
+import { schemaOf } from "../../src/hono/responses.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
 
 const AGENT = "agent-token-0123456789abcdef";

@@ -9,7 +9,7 @@ import { BoundaryError, defineTool, ToolBoundary } from "../../src/mod.ts";
 import type { Store } from "../../src/store/mod.ts";
 import { MemoryStore } from "../../src/memory/mod.ts";
 import { createApp } from "../../src/hono/mod.ts";
-import { RunCallsSchema } from "../../src/hono/schemas.ts";
+import { RunCallsSchema } from "../../src/hono/responses.ts";
 import { DEMO_TOOLS } from "../../edge/demo/tools.ts";
 
 const AGENT = "agent-token-0123456789abcdef";
