@@ -4,7 +4,8 @@
  * task now builds): edge/cloudflare.ts (the JSON API, the run inspector and the MCP route),
  * `bench/cold/worker_api.ts` (the same Worker without the inspector and the MCP route), and
  * `bench/cold/worker_minimal.ts` (a minimal Hono + `@upstash/redis` Worker: one route, a bearer
- * check, JSON). With `BENCH_BEFORE=<checkout>`, also that checkout's edge/cloudflare.ts.
+ * check, JSON). With `BENCH_BEFORE=<checkout>`, also that checkout's edge/cloudflare.ts and,
+ * when it has one, its `bench/cold/worker_api.ts`.
  *
  * Size: bytes and gzip bytes of each bundle. Cold start, measured in Deno: each sample is a new
  * `deno run --no-code-cache` process (`bench/cold/first_request.ts`) that times, from before the
@@ -34,14 +35,22 @@ interface Bundle {
 }
 
 const before = Deno.env.get("BENCH_BEFORE");
+const existsSync = (path: string): boolean => {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+};
 const entries: [string, string, string][] = [
-  ...(before === undefined
-    ? []
-    : [[`before (${before}): edge/cloudflare.ts`, before, "edge/cloudflare.ts"]] as [
-      string,
-      string,
-      string,
-    ][]),
+  ...(before === undefined ? [] : [
+    [`before (${before}): edge/cloudflare.ts`, before, "edge/cloudflare.ts"],
+    // Only when that checkout has it (it came with this figure).
+    ...(existsSync(`${before}/bench/cold/worker_api.ts`)
+      ? [[`before (${before}): the API alone`, before, "bench/cold/worker_api.ts"]]
+      : []),
+  ] as [string, string, string][]),
   ["edge/cloudflare.ts: API, inspector, MCP", ROOT, "edge/cloudflare.ts"],
   ["bench/cold/worker_api.ts: the API alone", ROOT, "bench/cold/worker_api.ts"],
   ["minimal Hono + @upstash/redis", ROOT, "bench/cold/worker_minimal.ts"],
