@@ -11,7 +11,12 @@ import assert from "node:assert/strict";
 import { Redis } from "@upstash/redis";
 import { ToolBoundary } from "../../src/core/boundary.ts";
 import { BoundaryError } from "../../src/core/errors.ts";
-import { RedisStoreError, UpstashStore } from "../../src/upstash/mod.ts";
+import {
+  RedisStoreError,
+  type UpstashRedisClient,
+  UpstashRestClient,
+  UpstashStore,
+} from "../../src/upstash/mod.ts";
 import type { UpstashStoreOptions } from "../../src/upstash/mod.ts";
 import { createFakeToolkit } from "../../src/testing/mod.ts";
 import { type RedisServer, startRedisServer } from "../support/redis_server.ts";
@@ -24,16 +29,22 @@ interface Pair {
   primary: RedisServer;
   replica: RedisServer;
   endpoint: UpstashEndpoint;
-  redis: Redis;
+  redis: UpstashRedisClient;
 }
 
-async function withPair(fn: (pair: Pair) => Promise<void>): Promise<void> {
+/** A primary, its replica and the endpoint; the store's client `@upstash/redis` or `rest`. */
+async function withPair(
+  fn: (pair: Pair) => Promise<void>,
+  client: "@upstash/redis" | "rest" = "@upstash/redis",
+): Promise<void> {
   const primary = await startRedisServer();
   const replica = await startRedisServer({ replicaOf: primary.port });
   const endpoint = startUpstashEndpoint({ connectRedis: () => primary.connect() });
   try {
     await until(replica, "replication", /master_link_status:up/);
-    const redis = new Redis({ url: endpoint.url, token: endpoint.token, enableTelemetry: false });
+    const redis = client === "rest"
+      ? new UpstashRestClient({ url: endpoint.url, token: endpoint.token })
+      : new Redis({ url: endpoint.url, token: endpoint.token, enableTelemetry: false });
     await fn({ primary, replica, endpoint, redis });
   } finally {
     await endpoint.stop();
@@ -195,24 +206,26 @@ Deno.test("UpstashStore with durability: a begin no replica confirmed fails clos
   });
 });
 
-Deno.test("UpstashStore with durability: a begin the replica confirmed survives the failover; a retry is refused", async () => {
-  await withPair(async (pair) => {
-    const { boundary, run, call, runs } = await start(pair, {
-      durability: { replicas: 1, timeoutMs: WAIT_MS },
-    });
-    pair.endpoint.reset();
-    const first = await boundary.invoke(run, call);
-    assert.equal(first.status, "READY", JSON.stringify(first));
-    assert.equal(runs(), 1);
-    assert.equal(pair.endpoint.commands().filter((c) => c[0] === "WAIT").length, 1);
+for (const client of ["@upstash/redis", "rest"] as const) {
+  Deno.test(`UpstashStore with durability (${client}): a begin the replica confirmed survives the failover; a retry is refused`, async () => {
+    await withPair(async (pair) => {
+      const { boundary, run, call, runs } = await start(pair, {
+        durability: { replicas: 1, timeoutMs: WAIT_MS },
+      });
+      pair.endpoint.reset();
+      const first = await boundary.invoke(run, call);
+      assert.equal(first.status, "READY", JSON.stringify(first));
+      assert.equal(runs(), 1);
+      assert.equal(pair.endpoint.commands().filter((c) => c[0] === "WAIT").length, 1);
 
-    await cutLink(pair);
-    await failOver(pair);
-    const afterFailover = await boundary.invoke(run, call);
-    assert.equal(afterFailover.status === "ERROR" && afterFailover.code, "DUPLICATE_TOOL_CALL");
-    assert.equal(runs(), 1, "the tool ran once");
+      await cutLink(pair);
+      await failOver(pair);
+      const afterFailover = await boundary.invoke(run, call);
+      assert.equal(afterFailover.status === "ERROR" && afterFailover.code, "DUPLICATE_TOOL_CALL");
+      assert.equal(runs(), 1, "the tool ran once");
+    }, client);
   });
-});
+}
 
 Deno.test("UpstashStore durability: WAIT only after a begin that answered OK; refusals and other operations send none", async () => {
   await withPair(async (pair) => {
