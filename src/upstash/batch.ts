@@ -6,7 +6,7 @@
  * @module
  */
 import { utf8ByteLength } from "../core/utf8.ts";
-import { isNoScript } from "./errors.ts";
+import { isNoScript, upstashError } from "./errors.ts";
 
 /**
  * What the transport needs of an `@upstash/redis` pipeline (`redis.pipeline()`): queue script
@@ -156,7 +156,7 @@ export class ScriptBatcher {
         call.resolve(answer?.result);
         continue;
       }
-      const error = scriptError(failure);
+      const error = upstashError(failure);
       if (!full && isNoScript(error)) lost.push(call);
       else call.reject(error);
     }
@@ -243,13 +243,6 @@ async function settle(call: Queued, reply: Promise<unknown>): Promise<void> {
   } catch (error) {
     call.reject(error);
   }
-}
-
-/** A pipeline entry's error as the client throws a single command's. */
-function scriptError(text: unknown): Error {
-  const error = new Error(typeof text === "string" ? text : "Redis command failed");
-  error.name = "UpstashError";
-  return error;
 }
 
 /** {@linkcode evalExtraBytes} of each script, counted once: the sources never change. */

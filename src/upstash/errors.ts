@@ -56,6 +56,19 @@ export class RedisStoreError extends Error {
 }
 
 /**
+ * An error of Redis or of the REST API as `@upstash/redis` throws one: named `UpstashError`, its
+ * message Redis's text (or the answer's status), never the command.
+ *
+ * @param text The error text of the answer; anything else reads "Redis command failed".
+ * @returns The error.
+ */
+export function upstashError(text: unknown): Error {
+  const error = new Error(typeof text === "string" ? text : "Redis command failed");
+  error.name = "UpstashError";
+  return error;
+}
+
+/**
  * Redacts a thrown value: keeps its name and the Redis error text before `command was`,
  * without URLs, and at most 200 characters; and its cause, redacted the same way.
  *

@@ -15,6 +15,7 @@
  * @module
  */
 import type { UpstashPipeline } from "./batch.ts";
+import { upstashError } from "./errors.ts";
 import type { UpstashRedisClient } from "./options.ts";
 
 /** Options of {@linkcode UpstashRestClient}. */
@@ -127,7 +128,7 @@ export class UpstashRestClient implements UpstashRedisClient {
    * @returns The script's reply.
    */
   evalsha(sha1: string, keys: string[], args: string[]): Promise<unknown> {
-    return this.#command(["evalsha", sha1, keys.length, ...keys, ...args]);
+    return this.#command(scriptCommand("evalsha", sha1, keys, args));
   }
 
   /**
@@ -139,7 +140,7 @@ export class UpstashRestClient implements UpstashRedisClient {
    * @returns The script's reply.
    */
   eval(script: string, keys: string[], args: string[]): Promise<unknown> {
-    return this.#command(["eval", script, keys.length, ...keys, ...args]);
+    return this.#command(scriptCommand("eval", script, keys, args));
   }
 
   /**
@@ -161,25 +162,28 @@ export class UpstashRestClient implements UpstashRedisClient {
     const commands: Command[] = [];
     return {
       evalsha: (sha1, keys, args) => {
-        commands.push(["evalsha", sha1, keys.length, ...keys, ...args]);
+        commands.push(scriptCommand("evalsha", sha1, keys, args));
       },
       eval: (script, keys, args) => {
-        commands.push(["eval", script, keys.length, ...keys, ...args]);
+        commands.push(scriptCommand("eval", script, keys, args));
       },
       exec: async () => {
         const answers = await this.#post("/pipeline", commands);
-        if (!Array.isArray(answers)) throw restError("Unexpected pipeline reply");
+        if (!Array.isArray(answers)) throw upstashError("Unexpected pipeline reply");
         return answers as PipelineAnswer[];
       },
     };
   }
 
   async #command(command: Command): Promise<unknown> {
-    const answer = await this.#post("", command) as PipelineAnswer;
-    return answer.result ?? null;
+    const answer = await this.#post("", command);
+    if (answer === null || typeof answer !== "object" || Array.isArray(answer)) {
+      throw upstashError("Unexpected reply");
+    }
+    return (answer as PipelineAnswer).result ?? null;
   }
 
-  /** Posts `body` as JSON; the parsed answer of a 2xx without an `error`, else throws. */
+  /** Posts `body` as JSON: the parsed answer of a 2xx without an `error`, else throws. */
   async #post(path: string, body: unknown): Promise<unknown> {
     const text = JSON.stringify(body);
     let response: Response;
@@ -204,24 +208,24 @@ export class UpstashRestClient implements UpstashRedisClient {
       answer = await response.json();
     } catch {
       // Never quote the body: a proxy's error page is not ours to log.
-      throw restError(`HTTP ${response.status}: the answer is not JSON`);
+      throw upstashError(`HTTP ${response.status}: the answer is not JSON`);
     }
     const error = answer !== null && typeof answer === "object" && !Array.isArray(answer)
       ? (answer as PipelineAnswer).error
       : undefined;
     if (!response.ok || error !== undefined) {
-      throw restError(typeof error === "string" ? error : `HTTP ${response.status}`);
-    }
-    if (path === "" && (answer === null || typeof answer !== "object" || Array.isArray(answer))) {
-      throw restError("Unexpected reply");
+      throw upstashError(typeof error === "string" ? error : `HTTP ${response.status}`);
     }
     return answer;
   }
 }
 
-/** An error of Redis or of the REST API, named as the official client names it. */
-function restError(message: string): Error {
-  const error = new Error(message);
-  error.name = "UpstashError";
-  return error;
+/** `EVAL`/`EVALSHA` as sent: the number of keys goes as a number, as the official client sends it. */
+function scriptCommand(
+  name: "eval" | "evalsha",
+  script: string,
+  keys: string[],
+  args: string[],
+): Command {
+  return [name, script, keys.length, ...keys, ...args];
 }
