@@ -12,7 +12,10 @@
  * bundle's import to the last byte of its answer, the import and one tool call to the Worker's
  * `fetch` (memory store, no network; edge/ answers RUN_NOT_FOUND after the token, the body and
  * the store's begin, the minimal Worker answers at once). The bundles take turns, sample after
- * sample; the figure is the median of each, and its ratio to the minimal Worker's.
+ * sample. The figures: the median of each (and apart, of the import and of the request after
+ * it), its ratio to the minimal Worker's, and the median of the round ratios (each sample over the
+ * minimal Worker's of the same round: paired, so that a slow spell of the machine that spans a
+ * round cancels out).
  *
  * Run: `deno task bench:cold` (`BENCH_N=<samples per bundle>`, default 30).
  *
@@ -32,6 +35,8 @@ interface Bundle {
   minify: boolean;
   path?: string;
   samples: number[];
+  /** The import alone, of each sample. */
+  imports: number[];
 }
 
 const before = Deno.env.get("BENCH_BEFORE");
@@ -56,7 +61,7 @@ const entries: [string, string, string][] = [
   ["minimal Hono + @upstash/redis", ROOT, "bench/cold/worker_minimal.ts"],
 ];
 const bundles: Bundle[] = [false, true].flatMap((minify) =>
-  entries.map(([name, cwd, entry]) => ({ name, cwd, entry, minify, samples: [] }))
+  entries.map(([name, cwd, entry]) => ({ name, cwd, entry, minify, samples: [], imports: [] }))
 );
 
 const dir = await Deno.makeTempDir({ prefix: "tb-cold-" });
@@ -88,9 +93,10 @@ try {
         stderr: "piped",
       }).output();
       if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
-      const { ms, status } = JSON.parse(new TextDecoder().decode(out.stdout));
+      const { ms, importMs, status } = JSON.parse(new TextDecoder().decode(out.stdout));
       if (status >= 500) throw new Error(`${bundle.name}: first request answered ${status}`);
       bundle.samples.push(ms);
+      bundle.imports.push(importMs);
     }
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
@@ -118,12 +124,28 @@ try {
         String(await gzipped(bundle.path!)),
         `${(bytes / firstBytes * 100).toFixed(0)}%`,
         median(bundle.samples).toFixed(1),
+        median(bundle.imports).toFixed(1),
+        median(bundle.samples.map((ms, round) => ms - bundle.imports[round]!)).toFixed(1),
         `${(median(bundle.samples) / median(floor.samples)).toFixed(2)}x`,
+        // Paired: each round's sample over the minimal Worker's of the same round, so a
+        // slow spell of the machine that spans a round cancels out.
+        `${median(bundle.samples.map((ms, round) => ms / floor.samples[round]!)).toFixed(2)}x`,
       ]);
     }
   }
   printTable(
-    ["bundle", "minified", "bytes", "gzip bytes", "of row 1", "cold ms", "/ minimal"],
+    [
+      "bundle",
+      "minified",
+      "bytes",
+      "gzip bytes",
+      "of row 1",
+      "cold ms",
+      "import ms",
+      "request ms",
+      "/ minimal",
+      "round / minimal",
+    ],
     rows,
   );
 } finally {

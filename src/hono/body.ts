@@ -118,11 +118,15 @@ export interface JsonBody<S extends v.GenericSchema> {
 
 const JSON_TYPE = /^application\/([\w.-]+\+)?json$/;
 
+const DECIMAL = /^\d+$/;
+
 /**
  * Reads a request body as UTF-8 text, at most `maxBytes` of it: a `Content-Length` past the limit
- * is refused before anything is read, and a body that grows past it is refused at the chunk that
- * crosses it, without reading further. The one body reader of the app: the JSON routes and the
- * MCP route read with it.
+ * is refused before anything is read. A body that declares its length within the limit (and no
+ * `Transfer-Encoding`) is read whole by the runtime, as Hono's `bodyLimit` trusts it: an HTTP
+ * server ends the body at that length, and the bytes are counted all the same. Any other body is
+ * read as a stream and refused at the chunk that crosses the limit, without reading further. The
+ * one body reader of the app: the JSON routes and the MCP route read with it.
  *
  * @param request The request.
  * @param maxBytes The largest body accepted, in bytes.
@@ -130,8 +134,15 @@ const JSON_TYPE = /^application\/([\w.-]+\+)?json$/;
  *   accepts); `null` past the limit.
  */
 export async function readBodyText(request: Request, maxBytes: number): Promise<string | null> {
-  const length = Number(request.headers.get("content-length") ?? 0);
-  if (length > maxBytes) return null;
+  const declared = request.headers.get("content-length");
+  const length = declared !== null && DECIMAL.test(declared) ? Number(declared) : null;
+  if (length !== null && length > maxBytes) return null;
+  if (length !== null && !request.headers.has("transfer-encoding")) {
+    // The runtime's own read of the whole body: no stream is made in JavaScript (in Deno, making
+    // one is most of a cold start's first body read).
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    return bytes.byteLength > maxBytes ? null : utf8Text(bytes);
+  }
   if (request.body === null) return "";
   const reader = request.body.getReader();
   // Most bodies come in one chunk: it is decoded as it is, with no copy.
@@ -160,10 +171,15 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
       offset += chunk.byteLength;
     }
   }
+  return utf8Text(bytes);
+}
+
+/** The text of UTF-8 bytes; `""` for bytes that are not UTF-8: a parse error, as malformed JSON is. */
+function utf8Text(bytes: Uint8Array): string {
   try {
     return decodeUtf8(bytes);
   } catch {
-    return ""; // not UTF-8: a parse error, as malformed JSON is
+    return "";
   }
 }
 

@@ -424,6 +424,25 @@ Deno.test("the body limit refuses before parsing and stores nothing", async () =
   assert.equal(touched, false);
   assert.deepEqual(calls, []);
 
+  // A declared length within the limit is read whole, and the bytes are still counted: a body
+  // longer than it declares is refused all the same.
+  const understated = await app.request(`/v1/runs/${run.runId}/tool-calls`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${AGENT}`,
+      "content-type": "application/json",
+      "content-length": "2",
+    },
+    body: JSON.stringify({
+      toolCallId: "call_1",
+      toolName: "echo",
+      input: { q: "x".repeat(limit) },
+    }),
+  });
+  assert.equal(understated.status, 413);
+  assert.equal((await json(understated)).code, "REQUEST_TOO_LARGE");
+  assert.deepEqual(calls, []);
+
   // Inside the allowance: the worst standard encoding of an input at the limit still gets in.
   const value = "😀".repeat(Math.floor((requestBytes - 20) / 4));
   const input = { q: value };
