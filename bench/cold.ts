@@ -11,13 +11,14 @@
  * `deno run --no-code-cache` process (`bench/cold/first_request.ts`) that times, from before the
  * bundle's import to the last byte of its answer, the import and one tool call to the Worker's
  * `fetch` (memory store, no network; edge/ answers RUN_NOT_FOUND after the token, the body and
- * the store's begin, the minimal Worker answers at once). The bundles take turns, sample after
- * sample. The figures: the median of each (and apart, of the import and of the request after
- * it), its ratio to the minimal Worker's, and the median of the round ratios (each sample over the
- * minimal Worker's of the same round: paired, so that a slow spell of the machine that spans a
- * round cancels out).
+ * the store's begin, the minimal Worker answers at once). A round runs each bundle in turn and
+ * then back in the reverse order, each round starting with the next bundle. The figures: the
+ * median of each bundle's samples (and apart, of the import and of the request after it), its
+ * ratio to the minimal Worker's, and the median of the round ratios (each bundle's mean of a round
+ * over the minimal Worker's of the same round: paired, and a machine that slows down or speeds up
+ * during a round moves both alike).
  *
- * Run: `deno task bench:cold` (`BENCH_N=<samples per bundle>`, default 30).
+ * Run: `deno task bench:cold` (`BENCH_N=<rounds>`, default 30: two samples per bundle each).
  *
  * @module
  */
@@ -37,6 +38,8 @@ interface Bundle {
   samples: number[];
   /** The import alone, of each sample. */
   imports: number[];
+  /** The mean of each round's two samples. */
+  rounds: number[];
 }
 
 const before = Deno.env.get("BENCH_BEFORE");
@@ -61,7 +64,15 @@ const entries: [string, string, string][] = [
   ["minimal Hono + @upstash/redis", ROOT, "bench/cold/worker_minimal.ts"],
 ];
 const bundles: Bundle[] = [false, true].flatMap((minify) =>
-  entries.map(([name, cwd, entry]) => ({ name, cwd, entry, minify, samples: [], imports: [] }))
+  entries.map(([name, cwd, entry]) => ({
+    name,
+    cwd,
+    entry,
+    minify,
+    samples: [],
+    imports: [],
+    rounds: [],
+  }))
 );
 
 const dir = await Deno.makeTempDir({ prefix: "tb-cold-" });
@@ -84,9 +95,13 @@ try {
     }).output();
     if (!built.success) throw new Error(new TextDecoder().decode(built.stderr));
   }
+  // A round runs every bundle, then every bundle again in the reverse order: each bundle's two
+  // samples sit as far from the round's middle as each other's, so a machine that slows down or
+  // speeds up during a round moves every bundle's mean of the round alike.
   for (let round = 0; round < N; round++) {
-    for (let k = 0; k < bundles.length; k++) {
-      const bundle = bundles[(k + round) % bundles.length]!; // each bundle first in turn
+    const order = bundles.map((_, k) => bundles[(k + round) % bundles.length]!);
+    const sums = new Map<Bundle, number>();
+    for (const bundle of [...order, ...order.toReversed()]) {
       const out = await new Deno.Command(DENO, {
         args: ["run", "--no-code-cache", "-A", `${ROOT}bench/cold/first_request.ts`, bundle.path!],
         stdout: "piped",
@@ -97,7 +112,9 @@ try {
       if (status >= 500) throw new Error(`${bundle.name}: first request answered ${status}`);
       bundle.samples.push(ms);
       bundle.imports.push(importMs);
+      sums.set(bundle, (sums.get(bundle) ?? 0) + ms);
     }
+    for (const [bundle, sum] of sums) bundle.rounds.push(sum / 2);
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
   const gzipped = async (path: string) =>
@@ -105,8 +122,10 @@ try {
       (await Deno.open(path)).readable.pipeThrough(new CompressionStream("gzip")),
     ).arrayBuffer()).byteLength;
   console.log(
-    `\nEach bundle ${N} cold starts (new process, no code cache), in turn; median ms of import + ` +
-      "one tool call to its fetch.\n",
+    `\nEach bundle ${
+      2 * N
+    } cold starts (new process, no code cache) in ${N} rounds, each in turn ` +
+      "and back; median ms of import + one tool call to its fetch, and of the round ratios.\n",
   );
   const rows: string[][] = [];
   // Sizes against the first row: with BENCH_BEFORE, that checkout's Worker as its
@@ -127,9 +146,8 @@ try {
         median(bundle.imports).toFixed(1),
         median(bundle.samples.map((ms, round) => ms - bundle.imports[round]!)).toFixed(1),
         `${(median(bundle.samples) / median(floor.samples)).toFixed(2)}x`,
-        // Paired: each round's sample over the minimal Worker's of the same round, so a
-        // slow spell of the machine that spans a round cancels out.
-        `${median(bundle.samples.map((ms, round) => ms / floor.samples[round]!)).toFixed(2)}x`,
+        // Paired: each round's mean over the minimal Worker's of the same round.
+        `${median(bundle.rounds.map((ms, round) => ms / floor.rounds[round]!)).toFixed(2)}x`,
       ]);
     }
   }

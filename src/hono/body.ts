@@ -91,8 +91,8 @@ export type BodySize = "control" | "toolCall" | "citations";
 
 /** How a route takes its JSON body. */
 export interface JsonBodySpec<S extends v.GenericSchema> {
-  /** The body's schema; also its component in the OpenAPI document. */
-  schema: S;
+  /** Makes the body's schema (once); also its component in the OpenAPI document. */
+  schema: () => S;
   /** The byte limit, checked before the body is read. */
   size: BodySize;
   /**
@@ -211,7 +211,7 @@ export function jsonBody<S extends v.GenericSchema>(
       return spec.onInvalid(c, null, null);
     }
     const sent = value as Record<string, unknown>;
-    const checked = v.safeParse(spec.schema, sent);
+    const checked = v.safeParse(spec.schema(), sent);
     if (!checked.success) return spec.onInvalid(c, checked.issues, sent);
     c.set("body", { data: checked.output, sent });
     return undefined;

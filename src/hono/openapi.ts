@@ -22,7 +22,7 @@ export interface RouteDoc {
   /** Who may call it. */
   access: Access;
   /** The JSON body, when the route takes one; its schema must be one of the components. */
-  body?: { schema: v.GenericSchema };
+  body?: { schema: () => v.GenericSchema };
   /** Query parameters, each optional: its name, what it means and its JSON Schema. */
   query?: readonly { name: string; description: string; schema: Record<string, unknown> }[];
   /** Request headers the route reads, each optional, as `query` describes them. */
@@ -107,7 +107,7 @@ export function buildOpenApi(
         ...(route.body === undefined ? {} : {
           requestBody: {
             required: true,
-            content: { "application/json": { schema: ref(componentOf(route.body.schema)) } },
+            content: { "application/json": { schema: ref(componentOf(route.body.schema())) } },
           },
         }),
         ...(route.access === "public" ? { security: [] } : {}),

@@ -22,15 +22,12 @@ import type {
   RunEnd,
 } from "../core/types.ts";
 import { type ErrorBody, HTTP_ERROR_CODES } from "./status.ts";
-import {
-  CitationsBody,
-  costUnits,
-  count,
-  epochMs,
-  StartRunBody,
-  toolBudget,
-  ToolCallBody,
-} from "./schemas.ts";
+import * as requests from "./schemas.ts";
+
+const { count } = requests;
+const epochMs = requests.epochMs();
+const toolBudget = requests.toolBudget();
+const costUnits = requests.costUnits();
 
 const runCost = v.pipe(
   v.object({
@@ -413,9 +410,9 @@ export const ErrorBodySchema: v.GenericSchema<ErrorBody> = schemaOf<ErrorBody>()
 
 /** Every schema the OpenAPI document names, by its name there. */
 export const COMPONENTS = {
-  StartRunBody,
-  ToolCallBody,
-  CitationsBody,
+  StartRunBody: requests.startRunBody(),
+  ToolCallBody: requests.toolCallBody(),
+  CitationsBody: requests.citationsBody(),
   RunContext: RunContextSchema,
   StartedRun: StartedRunSchema,
   RunCalls: RunCallsSchema,

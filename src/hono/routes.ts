@@ -36,7 +36,13 @@ import type {
   ToolList,
   Verdict,
 } from "./responses.ts";
-import { CitationsBody, perToolOf, StartRunBody, ToolCallBody } from "./schemas.ts";
+import {
+  citationsBody,
+  perToolOf,
+  startRunBody,
+  toolCallBody,
+  type ToolCallBodySchema,
+} from "./schemas.ts";
 import { type AnyErrorCode, callError, errorResponse, HTTP_STATUS_BY_CODE } from "./status.ts";
 
 /**
@@ -173,8 +179,8 @@ function topKey(issues: readonly v.BaseIssue<unknown>[]): string | null {
 }
 
 /** A tool call's body (submitted or recalled): faults answer as the boundary's preflight does. */
-const TOOL_CALL_BODY: JsonBodySpec<typeof ToolCallBody> = {
-  schema: ToolCallBody,
+const TOOL_CALL_BODY: JsonBodySpec<ToolCallBodySchema> = {
+  schema: toolCallBody,
   size: "toolCall",
   onInvalid: (c, issues, sent) => {
     if (issues === null) return errorResponse(c, "INVALID_REQUEST");
@@ -195,7 +201,7 @@ const TOOL_CALL_BODY: JsonBodySpec<typeof ToolCallBody> = {
 async function answerCall(
   c: Context<AppEnv>,
   { boundary }: RouteDeps,
-  { data: body, sent }: JsonBody<typeof ToolCallBody>,
+  { data: body, sent }: JsonBody<ToolCallBodySchema>,
   answer: (
     boundary: ToolBoundary,
     run: RunRef,
@@ -224,7 +230,7 @@ export const ROUTES: readonly Route[] = [
     summary: "Start a run.",
     access: "harness",
     body: {
-      schema: StartRunBody,
+      schema: startRunBody,
       size: "control",
       onInvalid: (c, issues) => {
         if (issues === null) return errorResponse(c, "INVALID_REQUEST");
@@ -397,7 +403,7 @@ export const ROUTES: readonly Route[] = [
     summary: "Tell which cited tool calls the run's records back as evidence (harness only).",
     access: "harness",
     body: {
-      schema: CitationsBody,
+      schema: citationsBody,
       size: "citations",
       onInvalid: (c, issues) =>
         errorResponse(c, "INVALID_REQUEST", issues === null ? undefined : toInputIssues(issues)),
