@@ -5,7 +5,7 @@
  * agent token, with a run token, and as an MCP `tools/call` (a session of 2025-11-25 with the
  * static token and with a run token, and 2026-07-28 with a run token). Every request goes
  * through `app.fetch` (built before the batch's clock starts), so each row pays for reading its
- * `Request` and making its `Response`.
+ * `Request` (which carries the `Content-Length` a client's `fetch` sends) and making its `Response`.
  *
  * Rows alternate, batch by batch (each row first in turn); every batch is 100 calls on a run of
  * its own (started, with its run token and MCP session, before the clock starts), and a new app
@@ -153,21 +153,29 @@ async function startBatch(tree: Tree): Promise<Batch> {
   return { boundary, app, runId: run.runId, runToken: run.agentToken, session };
 }
 
-const toolCall = (token: string) => (batch: Batch, i: number) =>
-  new Request(`${BASE}/v1/runs/${batch.runId}/tool-calls`, {
+const encoder = new TextEncoder();
+/** A POST of JSON as a client's `fetch` sends it: with its `Content-Length`. */
+const post = (url: string, headers: Record<string, string>, body: string) => {
+  const bytes = encoder.encode(body);
+  return new Request(url, {
     method: "POST",
-    headers: {
-      authorization: `Bearer ${token || batch.runToken}`,
-      "content-type": "application/json",
-    },
-    body: `{"toolCallId":"call_${i}","toolName":"search_logs","input":${FIGURE3_INPUT}}`,
+    headers: { ...headers, "content-length": String(bytes.byteLength) },
+    body: bytes,
   });
+};
+
+const toolCall = (token: string) => (batch: Batch, i: number) =>
+  post(
+    `${BASE}/v1/runs/${batch.runId}/tool-calls`,
+    { authorization: `Bearer ${token || batch.runToken}`, "content-type": "application/json" },
+    `{"toolCallId":"call_${i}","toolName":"search_logs","input":${FIGURE3_INPUT}}`,
+  );
 
 const mcpCall =
   (token: string, version: "2025-11-25" | "2026-07-28") => (batch: Batch, i: number) =>
-    new Request(`${BASE}/v1/runs/${batch.runId}/mcp`, {
-      method: "POST",
-      headers: {
+    post(
+      `${BASE}/v1/runs/${batch.runId}/mcp`,
+      {
         authorization: `Bearer ${token || batch.runToken}`,
         "content-type": "application/json",
         accept: "application/json",
@@ -176,7 +184,7 @@ const mcpCall =
           ? { "mcp-session-id": batch.session }
           : { "mcp-method": "tools/call", "mcp-name": "search_logs" }),
       },
-      body: JSON.stringify({
+      JSON.stringify({
         jsonrpc: "2.0",
         id: i + 1,
         method: "tools/call",
@@ -194,7 +202,7 @@ const mcpCall =
           },
         },
       }),
-    });
+    );
 
 interface Row {
   name: string;
