@@ -38,8 +38,6 @@ interface Bundle {
   samples: number[];
   /** The import alone, of each sample. */
   imports: number[];
-  /** The mean of each round's two samples. */
-  rounds: number[];
 }
 
 const before = Deno.env.get("BENCH_BEFORE");
@@ -100,7 +98,6 @@ try {
   // speeds up during a round moves every bundle's mean of the round alike.
   for (let round = 0; round < N; round++) {
     const order = bundles.map((_, k) => bundles[(k + round) % bundles.length]!);
-    const sums = new Map<Bundle, number>();
     for (const bundle of [...order, ...order.toReversed()]) {
       const out = await new Deno.Command(DENO, {
         args: ["run", "--no-code-cache", "-A", `${ROOT}bench/cold/first_request.ts`, bundle.path!],
@@ -112,20 +109,20 @@ try {
       if (status >= 500) throw new Error(`${bundle.name}: first request answered ${status}`);
       bundle.samples.push(ms);
       bundle.imports.push(importMs);
-      sums.set(bundle, (sums.get(bundle) ?? 0) + ms);
     }
-    for (const [bundle, sum] of sums) bundle.rounds.push(sum / 2);
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+  /** Each round's mean: a bundle's samples come two a round, in order. */
+  const roundMeans = ({ samples }: Bundle) =>
+    Array.from({ length: N }, (_, round) => (samples[2 * round]! + samples[2 * round + 1]!) / 2);
   const gzipped = async (path: string) =>
     (await new Response(
       (await Deno.open(path)).readable.pipeThrough(new CompressionStream("gzip")),
     ).arrayBuffer()).byteLength;
+  const starts = 2 * N;
   console.log(
-    `\nEach bundle ${
-      2 * N
-    } cold starts (new process, no code cache) in ${N} rounds, each in turn ` +
-      "and back; median ms of import + one tool call to its fetch, and of the round ratios.\n",
+    `\nEach bundle ${starts} cold starts (new process, no code cache) in ${N} rounds, each in ` +
+      "turn and back; median ms of import + one tool call to its fetch, and of the round ratios.\n",
   );
   const rows: string[][] = [];
   // Sizes against the first row: with BENCH_BEFORE, that checkout's Worker as its
@@ -134,6 +131,7 @@ try {
   for (const minify of [false, true]) {
     const set = bundles.filter((bundle) => bundle.minify === minify);
     const floor = set[set.length - 1]!;
+    const floorRounds = roundMeans(floor);
     for (const bundle of set) {
       const bytes = (await Deno.stat(bundle.path!)).size;
       rows.push([
@@ -144,10 +142,10 @@ try {
         `${(bytes / firstBytes * 100).toFixed(0)}%`,
         median(bundle.samples).toFixed(1),
         median(bundle.imports).toFixed(1),
-        median(bundle.samples.map((ms, round) => ms - bundle.imports[round]!)).toFixed(1),
+        median(bundle.samples.map((ms, i) => ms - bundle.imports[i]!)).toFixed(1),
         `${(median(bundle.samples) / median(floor.samples)).toFixed(2)}x`,
         // Paired: each round's mean over the minimal Worker's of the same round.
-        `${median(bundle.rounds.map((ms, round) => ms / floor.rounds[round]!)).toFixed(2)}x`,
+        `${median(roundMeans(bundle).map((ms, round) => ms / floorRounds[round]!)).toFixed(2)}x`,
       ]);
     }
   }

@@ -121,10 +121,10 @@ export interface EdgeApp {
 }
 
 /**
- * Builds the app from configuration. Fails closed: no tokens, no app.
+ * Builds the app from configuration. Fails closed: no tokens, no app. With both Upstash variables
+ * the store is `UpstashStore` on its own `UpstashRestClient`.
  *
  * @param config Environment or bindings.
- * @param redis Makes the Redis client; used only when both Upstash variables are set.
  * @param options The tools, the observer, and the inspector and MCP route when served.
  * @returns The app and the store kind.
  * @throws {StartupError} When a variable is missing or breaks its rule: AGENT_TOKEN or

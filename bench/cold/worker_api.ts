@@ -12,9 +12,7 @@ let built: EdgeApp | undefined;
 /** The worker. */
 export default {
   fetch(request: Request, env: EdgeConfig, ctx: unknown): Response | Promise<Response> {
-    built ??= buildEdgeApp(
-      env,
-    );
+    built ??= buildEdgeApp(env);
     return built.app.fetch(request, env, ctx as never);
   },
 };
