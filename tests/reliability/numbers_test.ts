@@ -12,6 +12,7 @@ import { SCRIPTS } from "../../src/upstash/scripts.ts";
 import { check, checkEqual, figures, report } from "./figures.ts";
 import { httpOver, namedTool, onBothStores } from "./stores.ts";
 import { startUpstashFixture } from "../support/upstash_fixture.ts";
+import { sha1Hex } from "../support/sha1.ts";
 
 const f = figures("numbers", "MemoryStore+UpstashStore");
 globalThis.addEventListener("unload", () => report(f));
@@ -409,18 +410,13 @@ const NUMERIC_ARGV: Record<string, { at: number[]; pairsFrom?: number; unlessEmp
   listRuns: { at: [2] },
 };
 
-async function sha1(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 Deno.test("UpstashStore wire: every number a script receives in ARGV is a plain integer string, for default values, the ends of the range and no-cap fact reads", async () => {
   const fixture = await startUpstashFixture();
   try {
     const byHash = new Map<string, string>();
     const bySource = new Map<string, string>();
     for (const script of SCRIPTS) {
-      byHash.set(await sha1(script.source), script.name);
+      byHash.set(await sha1Hex(script.source), script.name);
       bySource.set(script.source, script.name);
     }
     const store = new UpstashStore({ redis: fixture.createRedis() });

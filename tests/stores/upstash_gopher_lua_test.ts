@@ -14,6 +14,7 @@ import { startGopherLua } from "../support/gopher_lua.ts";
 import { startRedisServer } from "../support/redis_server.ts";
 import { type RespConnection, RespError, RespStatus, type RespValue } from "../support/resp.ts";
 import { withUpstashFixture } from "../support/upstash_fixture.ts";
+import { sha1Hex } from "../support/sha1.ts";
 
 /** A reply as comparable data; an error's text without what follows " script: ". */
 function plain(reply: RespValue): unknown {
@@ -360,10 +361,7 @@ Deno.test("gopher-lua engine: the store's scripts run on it; redis-server's Lua 
     assert.ok(lines.some((line) => line.includes('"HMGET"')), "the scripts' commands ran");
     assert.ok(!lines.some((line) => / "EVAL(SHA)?(_RO)?" /i.test(line)), "no script reached it");
     assert.ok(!lines.some((line) => line.includes(" lua] ")), "redis-server's Lua ran nothing");
-    const shas = await Promise.all(SCRIPTS.map(async (script) => {
-      const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(script.source));
-      return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-    }));
+    const shas = await Promise.all(SCRIPTS.map((script) => sha1Hex(script.source)));
     assert.ok(
       (await fixture.direct(["SCRIPT", "EXISTS", ...shas]) as number[]).every((n) => n === 0),
       "redis-server holds none of the store's scripts",

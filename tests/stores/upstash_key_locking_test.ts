@@ -19,14 +19,10 @@ import { createFakeToolkit } from "../../src/testing/mod.ts";
 import { startStoreRun } from "../support/runs.ts";
 import { stripKeyLocking } from "../support/upstash_endpoint.ts";
 import { type UpstashFixture, withSharedUpstashFixture } from "../support/upstash_fixture.ts";
+import { sha1Hex } from "../support/sha1.ts";
 
 const FLAG_LINE = "#!lua flags=allow-key-locking\n";
 const READ_ONLY_LINE = "#!lua flags=no-writes,allow-key-locking\n";
-
-async function sha1(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 async function post(
   fixture: UpstashFixture,
@@ -100,10 +96,10 @@ async function checkFlaggedScript(
   assert.ok(flaggedSource.startsWith(sentLine), `the client sent ${JSON.stringify(sentLine)}`);
   const body = flaggedSource.slice(sentLine.length);
   assert.equal(body.split("\n")[0], `-- ${name}`);
-  const flaggedSha = await sha1(flaggedSource);
+  const flaggedSha = await sha1Hex(flaggedSource);
   assert.equal(first[0]![1], flaggedSha, "EVALSHA names the SHA-1 of the flagged source");
   const passedSource = passedLine + body;
-  const passedSha = await sha1(passedSource);
+  const passedSha = await sha1Hex(passedSource);
 
   // Loaded: one EVALSHA, one request.
   fixture.endpoint.reset();
@@ -222,7 +218,7 @@ Deno.test("UpstashStore keyLocking: every script is sent flagged, read-only ones
       SCRIPTS.filter((script) => script.readOnly).map((script) => script.name),
       ["getRun", "get", "readFacts", "lookupCall", "readCalls", "readRecords"],
     );
-    const shas = new Set(await Promise.all([...bySource.keys()].map(sha1)));
+    const shas = new Set(await Promise.all([...bySource.keys()].map(sha1Hex)));
     for (const command of sent.filter((c) => c[0] === "evalsha")) {
       assert.ok(shas.has(command[1]!), "an EVALSHA of a flagged source");
     }
@@ -262,8 +258,8 @@ Deno.test("Upstash endpoint: drops the key-locking flag and maps SHAs, like Upst
   await withSharedUpstashFixture(async (fixture) => {
     const body = "redis.call('SET', KEYS[1], ARGV[1]); return redis.call('GET', KEYS[1])";
     const flagged = FLAG_LINE + body;
-    const flaggedSha = await sha1(flagged);
-    const bodySha = await sha1(body);
+    const flaggedSha = await sha1Hex(flagged);
+    const bodySha = await sha1Hex(body);
 
     // Unknown SHA: NOSCRIPT, so a client falls back to EVAL.
     const missing = await post(fixture, "/", ["EVALSHA", flaggedSha, 1, "k", "v"]);
@@ -347,8 +343,8 @@ Deno.test("Upstash endpoint: a no-writes,allow-key-locking script keeps no-write
     for (const line of [READ_ONLY_LINE, "#!lua flags=allow-key-locking,no-writes\n"]) {
       await fixture.direct(["SCRIPT", "FLUSH"]);
       const flagged = line + read;
-      const flaggedSha = await sha1(flagged);
-      const passedSha = await sha1(`#!lua flags=no-writes\n${read}`);
+      const flaggedSha = await sha1Hex(flagged);
+      const passedSha = await sha1Hex(`#!lua flags=no-writes\n${read}`);
 
       const missing = await post(fixture, "/", ["EVALSHA", flaggedSha, 1, "k"]);
       assert.match((missing.body as { error: string }).error, /^NOSCRIPT/);

@@ -11,13 +11,9 @@ import { RedisStoreError, UpstashRestClient, UpstashStore } from "../../src/upst
 import { freePort } from "../runtime/process.ts";
 import { startStoreRun } from "../support/runs.ts";
 import { withSharedUpstashFixture } from "../support/upstash_fixture.ts";
+import { sha1Hex } from "../support/sha1.ts";
 
 const ECHO = "return ARGV[1]";
-
-async function sha1(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-1", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 /** The error `promise` rejects with. */
 async function failureOf(promise: Promise<unknown>): Promise<Error> {
@@ -35,14 +31,14 @@ Deno.test("UpstashRestClient sends one JSON command per call and hands the reply
     assert.equal(await client.eval("return 7", [], []), 7);
     assert.equal(await client.eval("return false", [], []), null);
     assert.deepEqual(await client.eval("return {'a', 2}", [], []), ["a", 2]);
-    assert.equal(await client.evalsha(await sha1(ECHO), [], ["x"]), "x");
+    assert.equal(await client.evalsha(await sha1Hex(ECHO), [], ["x"]), "x");
     assert.equal(await client.exec(["SET", "{rest}:k", "v"]), "OK");
     assert.equal(await client.exec(["GET", "{rest}:k"]), "v");
 
     const log = fixture.endpoint.log;
     assert.equal(log.length, 8);
     assert.ok(log.every((request) => request.path === "/" && request.commands.length === 1));
-    assert.deepEqual(log[5]!.commands[0], ["evalsha", await sha1(ECHO), "0", "x"]);
+    assert.deepEqual(log[5]!.commands[0], ["evalsha", await sha1Hex(ECHO), "0", "x"]);
     assert.deepEqual(log[0]!.commands[0]!.slice(2), ["0", "123"]);
   });
 });

@@ -24,6 +24,7 @@
  */
 import { type RespConnection, RespError, RespStatus, type RespValue } from "./resp.ts";
 import { RoundTripDelay } from "./round_trip.ts";
+import { sha1Hex } from "./sha1.ts";
 
 /** Options of {@linkcode startUpstashEndpoint}. */
 export interface UpstashEndpointOptions {
@@ -133,11 +134,6 @@ export function stripKeyLocking(source: string): string | null {
   const rest = flags.filter((flag) => flag !== KEY_LOCKING_FLAG && flag !== "");
   const body = source.slice(match[0].length);
   return rest.length === 0 ? body : `#!lua flags=${rest.join(",")}\n${body}`;
-}
-
-async function sha1Hex(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-1", encoder.encode(text));
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 /** A command as passed on to redis-server, and how to turn its reply into the client's. */
